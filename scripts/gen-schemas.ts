@@ -1,0 +1,52 @@
+/**
+ * Writes schemas/*.json (JSON Schema draft 2020-12) from the valibot schemas, or with --check
+ * fails when the committed files differ from what would be written.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type { GenericSchema } from "valibot";
+import {
+  EnvelopeSchema,
+  ManifestSchema,
+  ProviderRequestSchema,
+  ProviderResponseSchema,
+  SearchRequestSchema,
+} from "../src/protocol/mod.ts";
+
+const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
+  "provider-manifest": { schema: ManifestSchema, title: "tracefetch.providers.v1" },
+  "provider-request": { schema: ProviderRequestSchema, title: "tracefetch.provider-request.v1" },
+  "provider-response": { schema: ProviderResponseSchema, title: "tracefetch.provider-response.v1" },
+  "search-request": { schema: SearchRequestSchema, title: "TraceFetch Edge search request" },
+  envelope: { schema: EnvelopeSchema, title: "TraceFetch Edge envelope" },
+};
+
+export function renderSchema(name: string): string {
+  const entry = SCHEMAS[name];
+  if (!entry) throw new Error(`no schema named ${name}`);
+  const json = toJsonSchema(entry.schema, { target: "draft-2020-12" });
+  const document = {
+    $schema: json.$schema,
+    $id: `https://tracefetch.dev/schemas/${name}.json`,
+    title: entry.title,
+    ...json,
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+const check = process.argv.includes("--check");
+const stale: string[] = [];
+for (const name of Object.keys(SCHEMAS)) {
+  const path = new URL(`../schemas/${name}.json`, import.meta.url);
+  const want = renderSchema(name);
+  if (check) {
+    const have = await readFile(path, "utf8").catch(() => "");
+    if (have !== want) stale.push(name);
+  } else {
+    await writeFile(path, want);
+  }
+}
+if (stale.length > 0) {
+  console.error(`schemas/ is stale for: ${stale.join(", ")}; run npm run gen:schemas`);
+  process.exit(1);
+}

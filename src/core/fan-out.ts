@@ -1,0 +1,137 @@
+/**
+ * Runs the planned attempts concurrently, each under its own deadline, and records each outcome.
+ * Records are returned in plan order whatever order the providers finished in.
+ */
+import type { EvidenceState } from "../protocol/codes.ts";
+import type { AttemptRecord } from "../protocol/envelope-schema.ts";
+import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import { AttemptAbort } from "../transport/attempt-abort.ts";
+import type { ByteBudget } from "../transport/byte-budget.ts";
+import { classifyThrown } from "../transport/classify.ts";
+import type { ProviderClient, TransportResult } from "../transport/provider-client.ts";
+import { sanitiseAnswer } from "./sanitize.ts";
+import type { Semaphore } from "./semaphore.ts";
+
+export type FanOutContext = {
+  query: string;
+  limit: number;
+  requestId: string;
+  /** The caller's whole-search deadline in ms, counted from `startedAt`. */
+  timeoutMs: number;
+  startedAt: number;
+  now: () => number;
+  /** Fires when the caller goes away. */
+  signal: AbortSignal;
+  budget: ByteBudget;
+  clientFor: (spec: ProviderSpec) => ProviderClient;
+  gateFor: (spec: ProviderSpec) => Semaphore;
+  /** Called as each attempt finishes, in completion order (for streaming). */
+  onAttempt?: (index: number, record: AttemptRecord) => void;
+};
+
+export function evidenceStateOf(spec: ProviderSpec): EvidenceState {
+  if (spec.sensitivity === "internal") return "candidate-only-internal";
+  return spec.name === "workspace" && spec.transport === "builtin"
+    ? "local-source-match"
+    : "candidate-only";
+}
+
+export async function fanOut(
+  run: readonly ProviderSpec[],
+  ctx: FanOutContext,
+): Promise<AttemptRecord[]> {
+  const traceId = randomHex(16);
+  return await Promise.all(run.map(async (spec, index) => {
+    const record = await attempt(spec, ctx, traceId);
+    ctx.onAttempt?.(index, record);
+    return record;
+  }));
+}
+
+async function attempt(
+  spec: ProviderSpec,
+  ctx: FanOutContext,
+  traceId: string,
+): Promise<AttemptRecord> {
+  const started = ctx.now();
+  const callerLeft = ctx.timeoutMs - FUSION_RESERVE_MS - (started - ctx.startedAt);
+  const providerMs = spec.timeout_seconds * 1000;
+  const budget = providerMs <= callerLeft ? "provider_timeout" : "caller_deadline";
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new AttemptAbort("timeout", budget)),
+    Math.max(0, Math.min(providerMs, callerLeft)),
+  );
+  const onCallerGone = () => controller.abort(new AttemptAbort("cancelled"));
+  if (ctx.signal.aborted) onCallerGone();
+  else ctx.signal.addEventListener("abort", onCallerGone, { once: true });
+  const signal = controller.signal;
+  let result: TransportResult;
+  let release: (() => void) | null = null;
+  try {
+    // Time queued behind the provider's concurrency limit counts against this attempt's deadline.
+    release = await ctx.gateFor(spec).acquire(signal);
+    result = await ctx.clientFor(spec).call({
+      query: ctx.query,
+      limit: ctx.limit,
+      requestId: ctx.requestId,
+      traceparent: `00-${traceId}-${randomHex(8)}-01`,
+      signal,
+      budget: ctx.budget,
+    });
+  } catch (error) {
+    result = { kind: "failure", ...classifyThrown(error, "connect", signal) };
+  } finally {
+    release?.();
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onCallerGone);
+  }
+  return toRecord(spec, result, ctx.limit, Math.round(ctx.now() - started));
+}
+
+function toRecord(
+  spec: ProviderSpec,
+  result: TransportResult,
+  limit: number,
+  latency: number,
+): AttemptRecord {
+  const base = {
+    provider: spec.name,
+    scope: spec.scope,
+    source_class: spec.source_class,
+    sensitivity: spec.sensitivity,
+    latency_ms: Math.max(0, latency),
+    cost_micros: spec.cost_micros,
+  };
+  if (result.kind === "answer") {
+    const { candidates, warnings } = sanitiseAnswer(result.candidates, result.warnings, limit);
+    return {
+      ...base,
+      outcome: "success",
+      code: "ok",
+      retryable: false,
+      message: candidates.length === 0 ? "an honest empty: the provider found nothing" : "",
+      candidate_count: candidates.length,
+      warnings,
+      candidates,
+    };
+  }
+  const { kind: _kind, outcome, code, retryable, message, budget, retry_after_ms } = result;
+  return {
+    ...base,
+    outcome,
+    code,
+    retryable,
+    message,
+    candidate_count: 0,
+    warnings: [],
+    ...(budget === undefined ? {} : { budget }),
+    ...(retry_after_ms === undefined ? {} : { retry_after_ms }),
+  };
+}
+
+function randomHex(bytes: number): string {
+  const buf = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(buf, (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,107 @@
+/**
+ * Weighted reciprocal rank fusion (design 5): score = sum over providers of weight / (k + rank).
+ * Inputs are walked in plan order, so the output is identical whatever order providers answered in.
+ */
+import type { EvidenceState, Sensitivity } from "../protocol/codes.ts";
+import type { Candidate, MergedEntry } from "../protocol/envelope-schema.ts";
+import { RRF_K } from "../protocol/limits.ts";
+import { dedupKey } from "./dedup-key.ts";
+
+/** One successful attempt, as fusion sees it. */
+export type FusionInput = {
+  /** Index of the attempt in `result.candidates` (plan order). */
+  index: number;
+  provider: string;
+  scope: string;
+  source_class: string;
+  sensitivity: Sensitivity;
+  evidence_state: EvidenceState;
+  weight: number;
+  candidates: readonly Candidate[];
+};
+
+const RESTRICTIVENESS: Record<Sensitivity, number> = {
+  public: 0,
+  "account-visible": 1,
+  internal: 2,
+};
+
+type Working = {
+  entry: Omit<MergedEntry, "rank">;
+  /** The best appearance so far: its rank and where it is in plan order. */
+  shownRank: number;
+  firstSeen: number;
+};
+
+export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry[] {
+  const byKey = new Map<string, Working>();
+  let order = 0;
+  for (const input of [...inputs].sort((a, b) => a.index - b.index)) {
+    const seenHere = new Set<string>();
+    input.candidates.forEach((c, citation) => {
+      const key = dedupKey(c.locator);
+      // A page listed twice by one provider counts once, at its best (first) rank.
+      if (seenHere.has(key)) return;
+      seenHere.add(key);
+      const rank = citation + 1;
+      const contribution = input.weight / (RRF_K + rank);
+      const w = byKey.get(key);
+      if (w === undefined) {
+        byKey.set(key, {
+          entry: {
+            locator: c.locator,
+            title: c.title,
+            snippet: c.snippet,
+            published_at: c.published_at,
+            scope: input.scope,
+            source_class: input.source_class,
+            evidence_state: input.evidence_state,
+            sensitivity: input.sensitivity,
+            found_by: [input.provider],
+            found_in: [{ candidate: input.index, citation }],
+            best_rank: rank,
+            score: contribution,
+          },
+          shownRank: rank,
+          firstSeen: order++,
+        });
+        return;
+      }
+      const e = w.entry;
+      e.score += contribution;
+      e.found_by.push(input.provider);
+      e.found_in.push({ candidate: input.index, citation });
+      e.best_rank = Math.min(e.best_rank, rank);
+      if (RESTRICTIVENESS[input.sensitivity] > RESTRICTIVENESS[e.sensitivity]) {
+        e.sensitivity = input.sensitivity;
+      }
+      // The entry shows its best-ranked appearance; on a tie the earlier one in plan order stays.
+      if (rank < w.shownRank) {
+        w.shownRank = rank;
+        Object.assign(e, {
+          locator: c.locator,
+          title: c.title,
+          snippet: c.snippet,
+          published_at: c.published_at,
+          scope: input.scope,
+          source_class: input.source_class,
+          evidence_state: input.evidence_state,
+        });
+      }
+    });
+  }
+  const ranked = [...byKey.values()].sort((a, b) =>
+    b.entry.score - a.entry.score ||
+    b.entry.found_by.length - a.entry.found_by.length ||
+    a.entry.best_rank - b.entry.best_rank ||
+    a.firstSeen - b.firstSeen
+  );
+  return ranked.slice(0, limit).map((w, i) => {
+    const e = w.entry;
+    // Content a caller may only see as internal keeps that label whichever appearance is shown.
+    const evidence_state: EvidenceState = e.sensitivity === "internal"
+      ? "candidate-only-internal"
+      : e.evidence_state;
+    return { rank: i + 1, ...e, evidence_state };
+  });
+}

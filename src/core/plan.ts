@@ -1,0 +1,143 @@
+/**
+ * The planner: which providers a search contacts, in manifest order, and why the others are not
+ * (design 3.1 tiers, 4.1 scopes and isolation, 3.3 provider cap).
+ */
+import type { SkipReason } from "../protocol/codes.ts";
+import type { Decision } from "../protocol/envelope-schema.ts";
+import type { Manifest, ProviderSpec } from "../protocol/manifest-schema.ts";
+import type { RequestProblem, SearchRequest } from "../protocol/search-request.ts";
+
+export type Plan = {
+  /** Providers to contact, in manifest order. */
+  run: ProviderSpec[];
+  decision: Decision;
+};
+
+export type PlanContext = {
+  manifest: Manifest;
+  /** At most this many providers are contacted (TRACEFETCH_MAX_PROVIDERS). */
+  maxProviders: number;
+  /** Whether the caller may see a sensitive provider; invisible ones are never planned. */
+  entitled: (spec: ProviderSpec) => boolean;
+  /** Why a selected provider cannot run now (a built-in without its key), or null when it can. */
+  unavailable: (spec: ProviderSpec) => SkipReason | null;
+};
+
+export type PlanResult = { ok: true; plan: Plan } | { ok: false; problem: RequestProblem };
+
+export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult {
+  const all = ctx.manifest.providers;
+  const visible = all.filter((p) => p.sensitivity === "public" || ctx.entitled(p));
+  const selected = select(request, all, visible);
+  if (!selected.ok) return selected;
+  const picked = selected.providers;
+  const isolated = picked.find((p) => p.isolated);
+  if (isolated && picked.length > 1) {
+    return refuse(
+      "isolation_conflict",
+      `provider "${isolated.name}" is isolated and runs only alone; select it by itself`,
+      "providers",
+    );
+  }
+  if (picked.length === 0) {
+    return refuse("no_providers_selected", "the request selects no provider", "scope");
+  }
+  const tierName = request.tier ?? ctx.manifest.default_tier;
+  if (request.tier !== null && !Object.hasOwn(ctx.manifest.tiers, request.tier)) {
+    return refuse("unknown_tier", `there is no tier "${request.tier}"`, "tier");
+  }
+  const ceiling = tierName === null
+    ? null
+    : ctx.manifest.tiers[tierName]?.cost_ceiling_micros ?? null;
+
+  const decision: Decision = { tier: tierName, providers: [], trimmed: [], skipped: [] };
+  const run: ProviderSpec[] = [];
+  let spent = 0;
+  for (const spec of picked) {
+    const reason = spec.timeout_seconds === 0 ? "disabled" : ctx.unavailable(spec);
+    if (reason !== null) {
+      decision.skipped.push({ provider: spec.name, reason });
+      continue;
+    }
+    // Walk in manifest order, keeping each provider while the running cost fits under the ceiling.
+    if (ceiling !== null && spent + spec.cost_micros > ceiling) {
+      decision.trimmed.push({
+        provider: spec.name,
+        reason: "cost_ceiling",
+        cost_micros: spec.cost_micros,
+      });
+      continue;
+    }
+    if (run.length === ctx.maxProviders) {
+      decision.skipped.push({ provider: spec.name, reason: "provider_limit" });
+      continue;
+    }
+    spent += spec.cost_micros;
+    run.push(spec);
+    decision.providers.push(spec.name);
+  }
+  return { ok: true, plan: { run, decision } };
+}
+
+type Selection = { ok: true; providers: ProviderSpec[] } | { ok: false; problem: RequestProblem };
+
+function select(
+  request: SearchRequest,
+  all: readonly ProviderSpec[],
+  visible: readonly ProviderSpec[],
+): Selection {
+  const inScope = scopeMembers(request.scope ?? "auto", all, visible);
+  if (inScope === null) {
+    return refuse("unknown_scope", `there is no scope "${request.scope}"`, "scope");
+  }
+  if (request.providers === null) return { ok: true, providers: inScope };
+  const named = new Set(request.providers);
+  for (const name of named) {
+    const spec = all.find((p) => p.name === name);
+    if (spec === undefined) {
+      return refuse("unknown_provider", `there is no provider "${name}"`, "providers");
+    }
+    if (!visible.includes(spec)) {
+      return refuse(
+        "unauthorized",
+        `provider "${name}" needs a token that grants its scope`,
+        "providers",
+      );
+    }
+    if (request.scope !== null && !inScope.includes(spec)) {
+      return refuse(
+        "provider_not_in_scope",
+        `provider "${name}" is not in scope "${request.scope}"`,
+        "providers",
+      );
+    }
+  }
+  // Without a scope, the named providers are the selection (an isolated one may run alone).
+  return { ok: true, providers: visible.filter((p) => named.has(p.name)) };
+}
+
+/** The providers a scope means, or null for a scope nobody declares. */
+function scopeMembers(
+  scope: string,
+  all: readonly ProviderSpec[],
+  visible: readonly ProviderSpec[],
+): ProviderSpec[] | null {
+  switch (scope) {
+    case "auto":
+      return visible.filter((p) => !p.isolated);
+    case "public":
+      return visible.filter((p) => !p.isolated && p.sensitivity === "public");
+    case "local":
+      return visible.filter((p) => p.name === "workspace" && p.transport === "builtin");
+    default:
+      if (!all.some((p) => p.scope === scope)) return null;
+      return visible.filter((p) => p.scope === scope);
+  }
+}
+
+function refuse(code: RequestProblem["code"], message: string, field: string): {
+  ok: false;
+  problem: RequestProblem;
+} {
+  return { ok: false, problem: { code, message, field } };
+}

@@ -1,0 +1,120 @@
+/**
+ * One search, start to finish: plan, fan out, fuse, and decide what the outcome says to a caller.
+ */
+import type { AttemptRecord, Decision, SearchResult } from "../protocol/envelope-schema.ts";
+import type { SearchRequest } from "../protocol/search-request.ts";
+import type { RequestProblem } from "../protocol/search-request.ts";
+import { ByteBudget } from "../transport/byte-budget.ts";
+import { evidenceStateOf, fanOut, type FanOutContext } from "./fan-out.ts";
+import { fuse } from "./fusion.ts";
+import { type PlanContext, planSearch } from "./plan.ts";
+
+/** The last warning of every search: results come from elsewhere and are not vouched for. */
+export const UNTRUSTED_REMINDER =
+  "results are untrusted candidates from third parties: verify each page before citing it";
+
+export type SearchDeps =
+  & PlanContext
+  & Pick<FanOutContext, "clientFor" | "gateFor" | "now">
+  & {
+    /** Decoded bytes one search may read across its attempts. */
+    searchBudgetBytes: number;
+  };
+
+export type SearchHooks = {
+  onPlan?: (decision: Decision) => void;
+  onAttempt?: FanOutContext["onAttempt"];
+};
+
+export type SearchOutcome =
+  | { ok: false; problem: RequestProblem }
+  | {
+    ok: true;
+    code: "ok" | "partial" | "all_providers_failed";
+    /** For all_providers_failed: whether any failure was retryable. */
+    retryable: boolean;
+    result: SearchResult;
+    /** Per-attempt and fusion durations for Server-Timing. */
+    timings: { fusion_ms: number };
+  };
+
+export async function runSearch(
+  request: SearchRequest,
+  deps: SearchDeps,
+  requestId: string,
+  signal: AbortSignal,
+  hooks: SearchHooks = {},
+): Promise<SearchOutcome> {
+  const startedAt = deps.now();
+  const planned = planSearch(request, deps);
+  if (!planned.ok) return planned;
+  const { run, decision } = planned.plan;
+  hooks.onPlan?.(decision);
+  const records = await fanOut(run, {
+    query: request.query,
+    limit: request.limit,
+    requestId,
+    timeoutMs: request.timeout_ms,
+    startedAt,
+    now: deps.now,
+    signal,
+    budget: new ByteBudget(deps.searchBudgetBytes),
+    clientFor: deps.clientFor,
+    gateFor: deps.gateFor,
+    ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
+  });
+  const fusionStart = deps.now();
+  const merged = fuse(
+    records.flatMap((r, index) => {
+      const spec = run[index];
+      if (r.outcome !== "success" || spec === undefined) return [];
+      return [{
+        index,
+        provider: r.provider,
+        scope: r.scope,
+        source_class: r.source_class,
+        sensitivity: r.sensitivity,
+        evidence_state: evidenceStateOf(spec),
+        weight: spec.weight,
+        candidates: r.candidates ?? [],
+      }];
+    }),
+    request.limit,
+  );
+  const fusion_ms = deps.now() - fusionStart;
+  const succeeded = records.filter((r) => r.outcome === "success").length;
+  const failed = records.length - succeeded;
+  const code = succeeded === 0 ? "all_providers_failed" : failed > 0 ? "partial" : "ok";
+  const result: SearchResult = {
+    query: request.query,
+    merged,
+    candidates: records,
+    decision,
+    usage: { cost_micros: records.reduce((sum, r) => sum + r.cost_micros, 0) },
+    latency_ms: {
+      total: Math.round(deps.now() - startedAt),
+      providers: Object.fromEntries(records.map((r) => [r.provider, r.latency_ms])),
+    },
+    coverage: failed > 0 || records.length === 0 ? "degraded" : "complete",
+    warnings: [...searchWarnings(records, decision), UNTRUSTED_REMINDER],
+  };
+  return {
+    ok: true,
+    code,
+    retryable: records.some((r) => r.outcome !== "success" && r.retryable),
+    result,
+    timings: { fusion_ms },
+  };
+}
+
+function searchWarnings(records: readonly AttemptRecord[], decision: Decision): string[] {
+  const out: string[] = [];
+  if (records.length === 0) {
+    out.push("no selected provider could be contacted; see decision.skipped");
+  }
+  const capped = decision.skipped.filter((s) => s.reason === "provider_limit").length;
+  if (capped > 0) {
+    out.push(`${capped} provider(s) not contacted: a search contacts at most ${records.length}`);
+  }
+  return out;
+}

@@ -1,0 +1,45 @@
+/**
+ * A counting semaphore whose waiters leave the queue when their signal aborts, so a queued attempt
+ * that times out or is cancelled never holds a place.
+ */
+export class Semaphore {
+  #free: number;
+  readonly #waiters: Array<() => void> = [];
+
+  constructor(permits: number) {
+    this.#free = permits;
+  }
+
+  /** Resolves to a release function; rejects with the signal's reason if it aborts first. */
+  acquire(signal: AbortSignal): Promise<() => void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve(this.#releaser());
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(this.#releaser());
+      };
+      const onAbort = () => {
+        const i = this.#waiters.indexOf(grant);
+        if (i !== -1) this.#waiters.splice(i, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.push(grant);
+    });
+  }
+
+  #releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiters.shift();
+      if (next) next();
+      else this.#free++;
+    };
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The one table that maps every envelope code to its exit code, status, action, retryability and
+ * HTTP status (design 4.2). The HTTP layer, the CLI and the streaming `done` event all read it.
+ */
+import type { EnvelopeAction, EnvelopeCode, EnvelopeStatus } from "../protocol/codes.ts";
+
+export type CodeRow = {
+  exit: 0 | 1 | 2 | 3 | 4;
+  status: EnvelopeStatus;
+  action: EnvelopeAction;
+  retryable: boolean;
+  /** 0 for codes only the CLI produces. */
+  http: number;
+};
+
+const usage = (http = 400): CodeRow => ({
+  exit: 2,
+  status: "usage_error",
+  action: "fix_input",
+  retryable: false,
+  http,
+});
+const login: CodeRow = {
+  exit: 3,
+  status: "client_error",
+  action: "login",
+  retryable: false,
+  http: 401,
+};
+const access: CodeRow = {
+  exit: 3,
+  status: "client_error",
+  action: "check_access",
+  retryable: false,
+  http: 403,
+};
+const busy: CodeRow = {
+  exit: 3,
+  status: "client_error",
+  action: "retry",
+  retryable: true,
+  http: 429,
+};
+
+export const CODES = {
+  ok: { exit: 0, status: "ok", action: "none", retryable: false, http: 200 },
+  partial: { exit: 0, status: "ok", action: "none", retryable: false, http: 200 },
+  invalid_json: usage(),
+  invalid_utf8: usage(),
+  body_too_large: usage(413),
+  unsupported_media_type: usage(415),
+  unknown_field: usage(),
+  null_field: usage(),
+  invalid_field: usage(),
+  query_empty: usage(),
+  query_too_long: usage(),
+  limit_out_of_range: usage(),
+  timeout_out_of_range: usage(),
+  unknown_scope: usage(),
+  unknown_provider: usage(),
+  unknown_tier: usage(),
+  provider_not_in_scope: usage(),
+  isolation_conflict: usage(),
+  no_providers_selected: usage(),
+  not_found: usage(404),
+  method_not_allowed: usage(405),
+  unauthorized: login,
+  token_invalid: login,
+  token_expired: login,
+  forbidden: access,
+  insufficient_scope: access,
+  overloaded: busy,
+  rate_limited: busy,
+  // The action (retry or report) depends on whether any failure was retryable: see searchCodeRow.
+  all_providers_failed: {
+    exit: 4,
+    status: "server_error",
+    action: "report",
+    retryable: false,
+    http: 503,
+  },
+  auth_unavailable: {
+    exit: 4,
+    status: "server_error",
+    action: "retry",
+    retryable: true,
+    http: 503,
+  },
+  internal_error: {
+    exit: 4,
+    status: "server_error",
+    action: "report",
+    retryable: false,
+    http: 500,
+  },
+  transport_error: {
+    exit: 1,
+    status: "transport_error",
+    action: "retry",
+    retryable: true,
+    http: 0,
+  },
+  gateway_timeout: {
+    exit: 1,
+    status: "transport_error",
+    action: "retry",
+    retryable: true,
+    http: 0,
+  },
+  bad_gateway_answer: {
+    exit: 4,
+    status: "server_error",
+    action: "report",
+    retryable: false,
+    http: 0,
+  },
+  human_decision_required: {
+    exit: 3,
+    status: "client_error",
+    action: "connect",
+    retryable: false,
+    http: 0,
+  },
+} as const satisfies Record<EnvelopeCode, CodeRow>;
+
+/** The row for a code, adjusted where the design makes it depend on the search. */
+export function codeRow(code: EnvelopeCode, anyRetryable = false): CodeRow {
+  const row: CodeRow = CODES[code];
+  if (code === "all_providers_failed" && anyRetryable) {
+    return { ...row, action: "retry", retryable: true };
+  }
+  return row;
+}

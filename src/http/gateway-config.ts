@@ -1,0 +1,95 @@
+/**
+ * What a runtime hands to createGateway, and the checks that refuse a bad configuration at start
+ * rather than on the first request.
+ */
+import type { BuiltinName } from "../protocol/codes.ts";
+import {
+  DEFAULT_MAX_INFLIGHT,
+  DEFAULT_MAX_PROVIDERS,
+  MAX_SEARCH_BODY_BYTES,
+} from "../protocol/limits.ts";
+import type { Manifest } from "../protocol/manifest-schema.ts";
+import {
+  formatManifestIssues,
+  parseManifestText,
+  validateManifest,
+} from "../protocol/validate-manifest.ts";
+import type { SearchAdapter } from "../transport/provider-client.ts";
+
+export type GatewayConfig = {
+  /** The manifest as JSON text or a decoded value; validated here. */
+  manifest: string | unknown;
+  /** Permit http: endpoints on loopback hosts (TRACEFETCH_ALLOW_LOOPBACK=1, or the embedded default). */
+  allowLoopback?: boolean;
+  /** In-process adapters for the reserved names; a listed built-in without one is skipped as not_configured. */
+  builtins?: Partial<Record<BuiltinName, SearchAdapter>>;
+  /** Environment bindings, read for `auth: bearer` secrets by name. */
+  env?: Record<string, string | undefined>;
+  fetch?: typeof fetch;
+  now?: () => number;
+  maxProviders?: number;
+  maxInflight?: number;
+  searchBudgetBytes?: number;
+  version?: string;
+};
+
+export type ResolvedConfig = {
+  manifest: Manifest;
+  builtins: Partial<Record<BuiltinName, SearchAdapter>>;
+  env: Record<string, string | undefined>;
+  fetch: typeof fetch;
+  now: () => number;
+  maxProviders: number;
+  maxInflight: number;
+  searchBudgetBytes: number;
+  version: string;
+};
+
+/** A configuration the gateway refuses to start with; the message says what to fix. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function resolveConfig(config: GatewayConfig): ResolvedConfig {
+  const options = { allowLoopback: config.allowLoopback ?? false };
+  const parsed = typeof config.manifest === "string"
+    ? parseManifestText(config.manifest, options)
+    : validateManifest(config.manifest, options);
+  if (!parsed.ok) throw new ConfigError(`invalid manifest: ${formatManifestIssues(parsed.issues)}`);
+  return {
+    manifest: parsed.manifest,
+    builtins: config.builtins ?? {},
+    env: config.env ?? {},
+    fetch: config.fetch ?? ((input, init) => fetch(input, init)),
+    now: config.now ?? (() => performance.now()),
+    maxProviders: positive("TRACEFETCH_MAX_PROVIDERS", config.maxProviders, DEFAULT_MAX_PROVIDERS),
+    maxInflight: positive("TRACEFETCH_MAX_INFLIGHT", config.maxInflight, DEFAULT_MAX_INFLIGHT),
+    searchBudgetBytes: positive(
+      "searchBudgetBytes",
+      config.searchBudgetBytes,
+      MAX_SEARCH_BODY_BYTES,
+    ),
+    version: config.version ?? "0.1.0",
+  };
+}
+
+/** Reads a positive integer setting from the environment, refusing anything else at start. */
+export function intSetting(
+  env: Record<string, string | undefined>,
+  name: string,
+): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\d+$/.test(raw.trim())) {
+    throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  }
+  return Number(raw.trim());
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(`${name} must be a positive integer`);
+  }
+  return value;
+}

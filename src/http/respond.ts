@@ -1,0 +1,32 @@
+/** Turns an envelope into an HTTP response: status from the code table, Retry-After mirrored. */
+import type { Command, EnvelopeCode } from "../protocol/codes.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import { buildEnvelope, type EnvelopeExtras, httpStatusOf } from "../envelope/build-envelope.ts";
+
+export function envelopeResponse(
+  envelope: Envelope,
+  headers: Record<string, string> = {},
+): Response {
+  const out = new Headers(headers);
+  out.set("content-type", "application/json; charset=utf-8");
+  out.set("x-request-id", envelope.request_id);
+  out.set("cache-control", "no-store");
+  if (envelope.retry_after_ms !== undefined) {
+    // Retry-After is whole seconds (RFC 9110 section 10.2.3); round up so a client never comes early.
+    out.set("retry-after", String(Math.ceil(envelope.retry_after_ms / 1000)));
+  }
+  return new Response(JSON.stringify(envelope), { status: httpStatusOf(envelope), headers: out });
+}
+
+/** A refusal or fault: the envelope of `code` with a message for people. */
+export function problemResponse(
+  command: Command,
+  code: EnvelopeCode,
+  requestId: string,
+  message: string,
+  field?: string,
+  extras: EnvelopeExtras = {},
+): Response {
+  const error = field === undefined || field === "" ? { message } : { message, field };
+  return envelopeResponse(buildEnvelope(command, code, requestId, { ...extras, error }));
+}

@@ -1,0 +1,156 @@
+/**
+ * Closed code lists. Adding a value here is a contract change: the envelope table, the docs and
+ * the JSON Schemas all follow from these arrays.
+ */
+
+/** How one attempt of one provider ended (design 3.4). */
+export const ATTEMPT_OUTCOMES = [
+  "success",
+  "timeout",
+  "adapter_unavailable",
+  "search_failed",
+  "provider_protocol_error",
+  "skipped",
+  "cancelled",
+] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+/** The precise reason inside an outcome; the outcome is what a caller branches on. */
+export const ATTEMPT_CODES = [
+  // success
+  "ok",
+  // timeout
+  "timeout",
+  // adapter_unavailable
+  "adapter_unavailable",
+  "dns_failure",
+  "connection_refused",
+  "connection_reset",
+  "tls_failure",
+  // search_failed
+  "search_failed",
+  "rate_limited",
+  "invalid_request",
+  "unsupported_action",
+  "connection_lost",
+  // provider_protocol_error
+  "body_too_large",
+  "search_budget_exceeded",
+  "invalid_utf8",
+  "invalid_json",
+  "schema_violation",
+  "identity_mismatch",
+  "redirect",
+  "wrong_content_type",
+  // cancelled
+  "cancelled",
+] as const;
+export type AttemptCode = (typeof ATTEMPT_CODES)[number];
+
+/** Why a declared provider was not contacted. */
+export const SKIP_REASONS = ["disabled", "not_configured", "provider_limit"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+/** Which deadline fired on a timeout. */
+export const TIMEOUT_BUDGETS = ["provider_timeout", "caller_deadline"] as const;
+export type TimeoutBudget = (typeof TIMEOUT_BUDGETS)[number];
+
+/** Codes a provider may put in a `tracefetch.provider-error.v1` body (design 3.2). */
+export const PROVIDER_ERROR_CODES = [
+  "search_failed",
+  "adapter_unavailable",
+  "rate_limited",
+  "invalid_request",
+  "unsupported_action",
+] as const;
+export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
+
+/** Every code an envelope may carry (design 4.2); the envelope table maps each to its row. */
+export const ENVELOPE_CODES = [
+  "ok",
+  "partial",
+  "invalid_json",
+  "invalid_utf8",
+  "body_too_large",
+  "unsupported_media_type",
+  "unknown_field",
+  "null_field",
+  "invalid_field",
+  "query_empty",
+  "query_too_long",
+  "limit_out_of_range",
+  "timeout_out_of_range",
+  "unknown_scope",
+  "unknown_provider",
+  "unknown_tier",
+  "provider_not_in_scope",
+  "isolation_conflict",
+  "no_providers_selected",
+  "not_found",
+  "method_not_allowed",
+  "unauthorized",
+  "token_invalid",
+  "token_expired",
+  "forbidden",
+  "insufficient_scope",
+  "overloaded",
+  "rate_limited",
+  "all_providers_failed",
+  "auth_unavailable",
+  "internal_error",
+  "transport_error",
+  "gateway_timeout",
+  "bad_gateway_answer",
+  "human_decision_required",
+] as const;
+export type EnvelopeCode = (typeof ENVELOPE_CODES)[number];
+
+export const ENVELOPE_STATUSES = [
+  "ok",
+  "transport_error",
+  "usage_error",
+  "client_error",
+  "server_error",
+] as const;
+export type EnvelopeStatus = (typeof ENVELOPE_STATUSES)[number];
+
+export const ENVELOPE_ACTIONS = [
+  "none",
+  "fix_input",
+  "login",
+  "check_access",
+  "retry",
+  "report",
+  "connect",
+] as const;
+export type EnvelopeAction = (typeof ENVELOPE_ACTIONS)[number];
+
+export const COMMANDS = [
+  "search",
+  "status",
+  "doctor",
+  "connect",
+  "providers",
+  "expand",
+  "schema",
+  "validate",
+  "unknown",
+] as const;
+export type Command = (typeof COMMANDS)[number];
+
+export const SENSITIVITIES = ["public", "account-visible", "internal"] as const;
+export type Sensitivity = (typeof SENSITIVITIES)[number];
+
+export const EVIDENCE_STATES = [
+  "local-source-match",
+  "candidate-only-internal",
+  "candidate-only",
+] as const;
+export type EvidenceState = (typeof EVIDENCE_STATES)[number];
+
+/** Names that mean the built-in providers; a manifest entry with one of them and no endpoint runs in process. */
+export const BUILTIN_NAMES = ["workspace", "exa", "github"] as const;
+export type BuiltinName = (typeof BUILTIN_NAMES)[number];
+
+/** Scopes with a meaning of their own in a search request; no provider may declare them except `workspace`'s `local`. */
+export const RESERVED_SCOPES = ["auto", "local", "public"] as const;

@@ -1,0 +1,146 @@
+/**
+ * The gateway's answer (design 4.2): eight header fields, a request id, and per command a result.
+ * These schemas type the code and generate schemas/envelope.json, which tests validate every answer
+ * against.
+ */
+import * as v from "valibot";
+import {
+  ATTEMPT_CODES,
+  ATTEMPT_OUTCOMES,
+  COMMANDS,
+  ENVELOPE_ACTIONS,
+  ENVELOPE_CODES,
+  ENVELOPE_STATUSES,
+  EVIDENCE_STATES,
+  SENSITIVITIES,
+  SKIP_REASONS,
+  TIMEOUT_BUDGETS,
+} from "./codes.ts";
+
+const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+export const CandidateSchema = v.strictObject({
+  title: v.string(),
+  locator: v.string(),
+  snippet: v.string(),
+  published_at: v.nullable(v.string()),
+  metadata: v.record(v.string(), v.unknown()),
+  /** Which of title, snippet, published_at were cut to their bound. */
+  truncated: v.array(v.picklist(["title", "snippet", "published_at"])),
+});
+export type Candidate = v.InferOutput<typeof CandidateSchema>;
+
+export const AttemptRecordSchema = v.strictObject({
+  provider: v.string(),
+  scope: v.string(),
+  source_class: v.string(),
+  sensitivity: v.picklist(SENSITIVITIES),
+  outcome: v.picklist(ATTEMPT_OUTCOMES),
+  code: v.picklist(ATTEMPT_CODES),
+  retryable: v.boolean(),
+  message: v.string(),
+  candidate_count: Int,
+  latency_ms: Int,
+  cost_micros: Int,
+  warnings: v.array(v.string()),
+  budget: v.optional(v.picklist(TIMEOUT_BUDGETS)),
+  retry_after_ms: v.optional(Int),
+  /** Present on success only: a failed attempt contributes nothing. */
+  candidates: v.optional(v.array(CandidateSchema)),
+});
+export type AttemptRecord = v.InferOutput<typeof AttemptRecordSchema>;
+
+export const MergedEntrySchema = v.strictObject({
+  rank: v.pipe(Int, v.minValue(1)),
+  locator: v.string(),
+  title: v.string(),
+  snippet: v.string(),
+  published_at: v.nullable(v.string()),
+  scope: v.string(),
+  source_class: v.string(),
+  evidence_state: v.picklist(EVIDENCE_STATES),
+  sensitivity: v.picklist(SENSITIVITIES),
+  found_by: v.array(v.string()),
+  found_in: v.array(v.strictObject({ candidate: Int, citation: Int })),
+  best_rank: v.pipe(Int, v.minValue(1)),
+  score: v.number(),
+});
+export type MergedEntry = v.InferOutput<typeof MergedEntrySchema>;
+
+export const DecisionSchema = v.strictObject({
+  tier: v.nullable(v.string()),
+  providers: v.array(v.string()),
+  trimmed: v.array(
+    v.strictObject({ provider: v.string(), reason: v.literal("cost_ceiling"), cost_micros: Int }),
+  ),
+  skipped: v.array(v.strictObject({ provider: v.string(), reason: v.picklist(SKIP_REASONS) })),
+});
+export type Decision = v.InferOutput<typeof DecisionSchema>;
+
+export const SearchResultSchema = v.strictObject({
+  query: v.string(),
+  merged: v.optional(v.array(MergedEntrySchema)),
+  candidates: v.optional(v.array(AttemptRecordSchema)),
+  decision: DecisionSchema,
+  usage: v.strictObject({ cost_micros: Int }),
+  latency_ms: v.strictObject({ total: Int, providers: v.record(v.string(), Int) }),
+  coverage: v.picklist(["complete", "degraded"]),
+  warnings: v.array(v.string()),
+});
+export type SearchResult = v.InferOutput<typeof SearchResultSchema>;
+
+export const ProviderListingSchema = v.strictObject({
+  name: v.string(),
+  scope: v.string(),
+  source_class: v.string(),
+  sensitivity: v.picklist(SENSITIVITIES),
+  isolated: v.boolean(),
+  cost_micros: Int,
+  transport: v.picklist(["builtin", "http"]),
+});
+export type ProviderListing = v.InferOutput<typeof ProviderListingSchema>;
+
+export const ProvidersResultSchema = v.strictObject({
+  providers: v.array(ProviderListingSchema),
+  tiers: v.record(v.string(), v.strictObject({ cost_ceiling_micros: Int })),
+  default_tier: v.nullable(v.string()),
+});
+
+export const StatusResultSchema = v.strictObject({
+  service: v.literal("tracefetch-edge"),
+  version: v.string(),
+  providers: v.array(
+    v.strictObject({
+      name: v.string(),
+      state: v.picklist(["ready", "disabled", "not_configured"]),
+    }),
+  ),
+  searches_in_flight: Int,
+  max_inflight: Int,
+  max_providers: Int,
+});
+
+export const MiningSchema = v.strictObject({
+  state: v.picklist(["enabled", "disabled", "undecided", "degraded"]),
+  configured: v.boolean(),
+  recorded: v.boolean(),
+  health: v.array(v.string()),
+});
+export type Mining = v.InferOutput<typeof MiningSchema>;
+
+export const EnvelopeSchema = v.strictObject({
+  version: v.literal(1),
+  command: v.picklist(COMMANDS),
+  ok: v.boolean(),
+  exit_code: v.picklist([0, 1, 2, 3, 4]),
+  status: v.picklist(ENVELOPE_STATUSES),
+  code: v.picklist(ENVELOPE_CODES),
+  retryable: v.boolean(),
+  action: v.picklist(ENVELOPE_ACTIONS),
+  request_id: v.string(),
+  error: v.optional(v.strictObject({ message: v.string(), field: v.optional(v.string()) })),
+  retry_after_ms: v.optional(Int),
+  result: v.optional(v.union([SearchResultSchema, ProvidersResultSchema, StatusResultSchema])),
+  mining: v.optional(MiningSchema),
+});
+export type Envelope = v.InferOutput<typeof EnvelopeSchema>;

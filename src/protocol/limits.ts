@@ -1,0 +1,78 @@
+/**
+ * Every bound of the gateway, each with the reason for its value. Nothing else in the tree may
+ * hold a literal limit: import it from here so a reviewer sees all of them in one place.
+ */
+
+/** TraceFetch 1.0's stdout cap, counted after decompression: a gzip bomb must cost no more. */
+export const MAX_PROVIDER_BODY_BYTES = 2_000_000;
+
+/** One search may read at most this many decoded bytes across its attempts: bounded memory on a 128 MB Workers isolate. */
+export const MAX_SEARCH_BODY_BYTES = 16_000_000;
+
+/** Providers contacted by one search (`TRACEFETCH_MAX_PROVIDERS`); the Free Workers plan allows 50 subrequests. */
+export const DEFAULT_MAX_PROVIDERS = 32;
+
+/** Searches in flight per gateway instance (`TRACEFETCH_MAX_INFLIGHT`): beyond it we shed load with 429. */
+export const DEFAULT_MAX_INFLIGHT = 64;
+
+/** How long a shed caller should wait before retrying: about one typical search. */
+export const OVERLOADED_RETRY_AFTER_MS = 1_000;
+
+/** A search request body: far above any honest query, small enough to parse on an edge isolate. */
+export const MAX_REQUEST_BODY_BYTES = 1_048_576;
+
+/** The manifest file or binding: a thousand providers fit, a mistaken file upload does not. */
+export const MAX_MANIFEST_BYTES = 1_048_576;
+
+/** Query length in UTF-16 code units: long natural-language questions fit; documents pasted as queries do not. */
+export const MAX_QUERY_CHARS = 2_000;
+
+/** Results asked of each provider and kept in `merged`. */
+export const MIN_LIMIT = 1;
+export const MAX_LIMIT = 100;
+export const DEFAULT_LIMIT = 8;
+
+/** The whole search's deadline, as TraceFetch 1.0 allowed at most five minutes per provider. */
+export const MIN_TIMEOUT_MS = 1;
+export const MAX_TIMEOUT_MS = 300_000;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Kept back from the caller's deadline so fusion and encoding finish before it fires. */
+export const FUSION_RESERVE_MS = 25;
+
+/** A provider's own timeout in the manifest; 0 means declared but disabled. */
+export const MAX_PROVIDER_TIMEOUT_SECONDS = 300;
+export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 60;
+
+/** Concurrent calls of one provider across all searches of this instance, unless the manifest says otherwise. */
+export const DEFAULT_PROVIDER_MAX_CONCURRENCY = 16;
+export const MAX_PROVIDER_MAX_CONCURRENCY = 1_024;
+
+/** Candidate fields, in code points: bounded output with the cut made visible. */
+export const MAX_TITLE_CHARS = 300;
+export const MAX_SNIPPET_CHARS = 1_600;
+export const MAX_PUBLISHED_AT_CHARS = 100;
+/** A locator is never cut (a cut locator points at the wrong page): longer ones drop the candidate. */
+export const MAX_LOCATOR_CHARS = 2_000;
+/** Appended inside the limit so the cut is visible to a reader. */
+export const TRUNCATION_MARKER = " [truncated]";
+
+/** Provider warnings kept per attempt, and their length in code points. */
+export const MAX_WARNINGS = 20;
+export const MAX_WARNING_CHARS = 500;
+
+/** Metadata: enough for citations or stars, too little to smuggle a document or blow the stack. */
+export const MAX_METADATA_KEYS = 32;
+export const MAX_METADATA_KEY_CHARS = 100;
+export const MAX_METADATA_DEPTH = 2;
+export const MAX_METADATA_STRING_CHARS = 1_000;
+export const MAX_METADATA_ARRAY_ITEMS = 20;
+
+/** Provider error text shown to a caller, after redaction. */
+export const MAX_DIAGNOSTIC_CHARS = 320;
+
+/** Weighted reciprocal rank fusion's k: the value of the original RRF paper (Cormack et al., 2009). */
+export const RRF_K = 60;
+
+/** An incoming x-request-id is kept only when it matches this: safe in logs and headers. */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;

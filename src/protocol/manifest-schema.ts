@@ -1,0 +1,83 @@
+/**
+ * The provider manifest `tracefetch.providers.v1`, HTTP edition (design 3.1).
+ *
+ * The valibot schema is the shape (and the source of schemas/provider-manifest.json); the rules that
+ * span fields (unique names, reserved names, endpoint policy, sensitivity and auth) live in
+ * `validateManifest`, which is the authority.
+ */
+import * as v from "valibot";
+import {
+  DEFAULT_PROVIDER_MAX_CONCURRENCY,
+  DEFAULT_PROVIDER_TIMEOUT_SECONDS,
+  MAX_PROVIDER_MAX_CONCURRENCY,
+  MAX_PROVIDER_TIMEOUT_SECONDS,
+} from "./limits.ts";
+import { SENSITIVITIES } from "./codes.ts";
+
+export const MANIFEST_VERSION = "tracefetch.providers.v1";
+
+/** Provider names and scopes: lowercase identifiers that are safe in URLs, logs and JWT audiences. */
+export const NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+/** An environment binding's name, never its value. */
+export const BINDING_PATTERN = /^[A-Z_][A-Z0-9_]{0,127}$/;
+
+const Name = v.pipe(v.string(), v.regex(NAME_PATTERN));
+
+const ProviderAuth = v.variant("type", [
+  v.strictObject({ type: v.literal("none") }),
+  v.strictObject({ type: v.literal("gateway-token") }),
+  v.strictObject({
+    type: v.literal("bearer"),
+    secret: v.pipe(v.string(), v.regex(BINDING_PATTERN)),
+  }),
+]);
+export type ProviderAuth = v.InferOutput<typeof ProviderAuth>;
+
+export const ProviderEntrySchema = v.strictObject({
+  name: Name,
+  scope: Name,
+  endpoint: v.optional(v.pipe(v.string(), v.maxLength(2_000))),
+  timeout_seconds: v.optional(
+    v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_PROVIDER_TIMEOUT_SECONDS)),
+    DEFAULT_PROVIDER_TIMEOUT_SECONDS,
+  ),
+  sensitivity: v.optional(v.picklist(SENSITIVITIES), "public"),
+  source_class: v.optional(v.pipe(v.string(), v.regex(NAME_PATTERN)), "candidate"),
+  isolated: v.optional(v.boolean(), false),
+  cost_micros: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1_000)), 1),
+  max_concurrency: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_PROVIDER_MAX_CONCURRENCY)),
+    DEFAULT_PROVIDER_MAX_CONCURRENCY,
+  ),
+  auth: v.optional(ProviderAuth),
+});
+
+export const TierSchema = v.strictObject({
+  cost_ceiling_micros: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+
+export const ManifestSchema = v.strictObject({
+  schema_version: v.literal(MANIFEST_VERSION),
+  providers: v.array(ProviderEntrySchema),
+  tiers: v.optional(v.record(Name, TierSchema)),
+  default_tier: v.optional(Name),
+});
+
+export type ManifestInput = v.InferInput<typeof ManifestSchema>;
+type ParsedEntry = v.InferOutput<typeof ProviderEntrySchema>;
+
+/** One provider after validation: every default applied, auth resolved. */
+export type ProviderSpec = Omit<ParsedEntry, "auth" | "endpoint"> & {
+  auth: ProviderAuth;
+  /** Absent for built-ins. */
+  endpoint?: string;
+  /** Where it runs: in process (reserved name, no endpoint) or over HTTP. */
+  transport: "builtin" | "http";
+};
+
+export type Manifest = {
+  providers: ProviderSpec[];
+  tiers: Record<string, { cost_ceiling_micros: number }>;
+  default_tier: string | null;
+};

@@ -1,0 +1,18 @@
+/**
+ * Protocol: the wire contracts of TraceFetch Edge as valibot schemas, the closed code lists, and
+ * every limit with its reason.
+ *
+ * Boundary: pure data and validation; nothing here performs I/O, reads the clock or knows a runtime.
+ *
+ * Invariants:
+ * - Version 1 schemas are strict: an unknown field is refused, never ignored.
+ * - Every bound lives in limits.ts with the reason for its value.
+ * - The JSON Schemas in schemas/ are generated from these schemas and never edited by hand.
+ */
+export * from "./codes.ts";
+export * from "./limits.ts";
+export * from "./manifest-schema.ts";
+export * from "./validate-manifest.ts";
+export * from "./provider-wire.ts";
+export * from "./search-request.ts";
+export * from "./envelope-schema.ts";

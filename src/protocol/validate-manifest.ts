@@ -1,0 +1,157 @@
+/**
+ * The manifest rules of design 3.1 that span fields. Each error names the provider and the field,
+ * so an operator can fix a manifest from the message alone.
+ */
+import * as v from "valibot";
+import { BUILTIN_NAMES, RESERVED_SCOPES } from "./codes.ts";
+import { MAX_MANIFEST_BYTES } from "./limits.ts";
+import { type Manifest, ManifestSchema, type ProviderSpec } from "./manifest-schema.ts";
+
+export type ManifestIssue = {
+  /** The provider's name, when the problem belongs to one. */
+  provider?: string;
+  /** A dotted path into the manifest, e.g. `providers.2.endpoint`. */
+  field: string;
+  message: string;
+};
+
+export type ManifestResult =
+  | { ok: true; manifest: Manifest }
+  | { ok: false; issues: ManifestIssue[] };
+
+export type ManifestOptions = {
+  /** Permit `http:` endpoints on loopback hosts (the embedded default, or TRACEFETCH_ALLOW_LOOPBACK=1). */
+  allowLoopback: boolean;
+};
+
+/** Renders issues as one line each, for logs and error envelopes. */
+export function formatManifestIssues(issues: readonly ManifestIssue[]): string {
+  return issues
+    .map((i) => `${i.provider ? `provider "${i.provider}": ` : ""}${i.field}: ${i.message}`)
+    .join("; ");
+}
+
+/** Parses manifest text (a file or a binding) under the size cap. */
+export function parseManifestText(text: string, options: ManifestOptions): ManifestResult {
+  const bytes = new TextEncoder().encode(text).byteLength;
+  if (bytes > MAX_MANIFEST_BYTES) {
+    return fail("manifest", `is ${bytes} bytes; at most ${MAX_MANIFEST_BYTES} are accepted`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (error) {
+    return fail("manifest", `is not valid JSON (${(error as Error).message})`);
+  }
+  return validateManifest(json, options);
+}
+
+export function validateManifest(input: unknown, options: ManifestOptions): ManifestResult {
+  const parsed = v.safeParse(ManifestSchema, input);
+  if (!parsed.success) {
+    return { ok: false, issues: parsed.issues.map((issue) => shapeIssue(issue, input)) };
+  }
+  const issues: ManifestIssue[] = [];
+  const seen = new Set<string>();
+  const providers: ProviderSpec[] = [];
+  parsed.output.providers.forEach((entry, index) => {
+    const at = (field: string, message: string) =>
+      issues.push({ provider: entry.name, field: `providers.${index}.${field}`, message });
+    if (seen.has(entry.name)) at("name", "is declared twice; names must be unique");
+    seen.add(entry.name);
+    const builtin = (BUILTIN_NAMES as readonly string[]).includes(entry.name);
+    if (builtin && entry.endpoint !== undefined) {
+      at("endpoint", `"${entry.name}" is reserved for the built-in; remove the endpoint or rename`);
+    }
+    if (!builtin && entry.endpoint === undefined) {
+      at("endpoint", "is required (only the built-ins workspace, exa and github run without one)");
+    }
+    if (entry.name === "workspace" && entry.scope !== "local") {
+      at("scope", 'must be "local" for the workspace built-in');
+    }
+    if (
+      entry.name !== "workspace" && (RESERVED_SCOPES as readonly string[]).includes(entry.scope)
+    ) {
+      at("scope", `"${entry.scope}" is reserved (auto, local and public are request scopes)`);
+    }
+    if (entry.endpoint !== undefined) {
+      const problem = endpointProblem(entry.endpoint, options.allowLoopback);
+      if (problem) at("endpoint", problem);
+    }
+    if (entry.sensitivity === "internal" && !entry.isolated) {
+      at("isolated", "must be true for an internal provider");
+    }
+    const auth = entry.auth ?? { type: entry.sensitivity === "public" ? "none" : "gateway-token" };
+    if (entry.sensitivity !== "public" && auth.type !== "gateway-token") {
+      at("auth", `must be {"type":"gateway-token"} for a ${entry.sensitivity} provider`);
+    }
+    const { endpoint, auth: _auth, ...rest } = entry;
+    providers.push({
+      ...rest,
+      auth,
+      ...(endpoint === undefined ? {} : { endpoint }),
+      transport: endpoint === undefined ? "builtin" : "http",
+    } as ProviderSpec);
+  });
+  const tiers = parsed.output.tiers ?? {};
+  const defaultTier = parsed.output.default_tier ?? null;
+  if (defaultTier !== null && !Object.hasOwn(tiers, defaultTier)) {
+    issues.push({
+      field: "default_tier",
+      message: `names "${defaultTier}", which is not in tiers`,
+    });
+  }
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, manifest: { providers, tiers, default_tier: defaultTier } };
+}
+
+/** Why an endpoint may not be called, or null when it may. */
+export function endpointProblem(endpoint: string, allowLoopback: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return "must be an absolute URL";
+  }
+  if (url.username !== "" || url.password !== "") {
+    return "must not carry credentials; use auth.secret to name a binding";
+  }
+  if (url.hash !== "") return "must not carry a fragment";
+  if (url.protocol === "https:") return null;
+  if (url.protocol !== "http:") return "must use https:";
+  if (!isLoopbackHost(url.hostname)) return "must use https: (http: is allowed only on loopback)";
+  if (!allowLoopback) {
+    return "is an http: loopback endpoint; set TRACEFETCH_ALLOW_LOOPBACK=1 to allow it";
+  }
+  return null;
+}
+
+/** `localhost`, 127.0.0.0/8 or [::1]: the only hosts plain http may reach. */
+export function isLoopbackHost(hostname: string): boolean {
+  if (hostname === "localhost" || hostname === "[::1]") return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+function fail(field: string, message: string): ManifestResult {
+  return { ok: false, issues: [{ field, message }] };
+}
+
+function shapeIssue(issue: v.BaseIssue<unknown>, input: unknown): ManifestIssue {
+  const keys = (issue.path ?? []).map((item) => String(item.key));
+  let provider: string | undefined;
+  if (keys[0] === "providers" && keys[1] !== undefined && isRecord(input)) {
+    const entry = Array.isArray(input.providers) ? input.providers[Number(keys[1])] : undefined;
+    if (isRecord(entry) && typeof entry.name === "string") provider = entry.name;
+  }
+  const field = keys.length > 0 ? keys.join(".") : "manifest";
+  const message = issue.type === "strict_object"
+    ? "is not a known field"
+    : issue.received === "undefined"
+    ? "is required"
+    : `${issue.message.replace(/^Invalid [a-z]+: /i, "")}`;
+  return provider === undefined ? { field, message } : { provider, field, message };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,163 @@
+/**
+ * A remote provider over the HTTP provider protocol (design 3.2): one POST, no redirects, a bounded
+ * body, strict UTF-8, strict schema, and the identity check.
+ */
+import * as v from "valibot";
+import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import {
+  PROVIDER_REQUEST_VERSION,
+  ProviderErrorSchema,
+  type ProviderRequest,
+  ProviderResponseSchema,
+} from "../protocol/provider-wire.ts";
+import { decodeUtf8, readBounded } from "./bounded-reader.ts";
+import { classifyStatus, classifyThrown, parseRetryAfter, protocolError } from "./classify.ts";
+import type { ProviderCall, ProviderClient, TransportResult } from "./provider-client.ts";
+
+/** A failing provider's error body is read only this far: enough for a code and a message. */
+export const MAX_ERROR_BODY_BYTES = 65_536;
+
+export type HttpProviderOptions = {
+  name: string;
+  scope: string;
+  endpoint: string;
+  /** Extra headers (authorization for bearer or gateway-token providers). */
+  headers?: () => Promise<Record<string, string>> | Record<string, string>;
+  fetch: typeof fetch;
+  now: () => number;
+};
+
+export function httpProvider(options: HttpProviderOptions): ProviderClient {
+  return { call: (call) => callHttp(options, call) };
+}
+
+async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<TransportResult> {
+  const { signal } = call;
+  const request: ProviderRequest = {
+    schema_version: PROVIDER_REQUEST_VERSION,
+    action: "search",
+    query: call.query,
+    limit: call.limit,
+  };
+  let response: Response;
+  try {
+    const extra = o.headers ? await o.headers() : {};
+    response = await o.fetch(o.endpoint, {
+      method: "POST",
+      headers: {
+        ...extra,
+        "content-type": "application/json",
+        accept: "application/json",
+        "x-request-id": call.requestId,
+        traceparent: call.traceparent,
+      },
+      body: JSON.stringify(request),
+      redirect: "manual",
+      signal,
+    });
+  } catch (error) {
+    return fail(classifyThrown(error, "connect", signal));
+  }
+  try {
+    return await readAnswer(o, call, response);
+  } catch (error) {
+    await response.body?.cancel().catch(() => {});
+    return fail(classifyThrown(error, "body", signal));
+  }
+}
+
+async function readAnswer(
+  o: HttpProviderOptions,
+  call: ProviderCall,
+  response: Response,
+): Promise<TransportResult> {
+  // A redirect is never followed: the gateway calls only URLs from the manifest.
+  if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+    await response.body?.cancel().catch(() => {});
+    return fail(
+      protocolError(
+        "redirect",
+        `the provider answered a redirect (HTTP ${response.status}), which is never followed`,
+      ),
+    );
+  }
+  if (!response.ok) {
+    const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, call.budget);
+    const text = read.ok ? decodeUtf8(read.bytes) : null;
+    const parsed = text === null ? null : v.safeParse(ProviderErrorSchema, tryJson(text));
+    const body = parsed?.success ? parsed.output : null;
+    return fail(
+      classifyStatus(
+        response.status,
+        body,
+        parseRetryAfter(response.headers.get("retry-after"), o.now()),
+      ),
+    );
+  }
+  const type = response.headers.get("content-type") ?? "";
+  if (!/^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i.test(type)) {
+    await response.body?.cancel().catch(() => {});
+    return fail(
+      protocolError(
+        "wrong_content_type",
+        `the provider answered content-type "${type.slice(0, 80)}", not application/json`,
+      ),
+    );
+  }
+  const read = await readBounded(response.body, MAX_PROVIDER_BODY_BYTES, call.budget);
+  if (!read.ok) {
+    return read.reason === "too_large"
+      ? fail(
+        protocolError(
+          "body_too_large",
+          `the body passed ${MAX_PROVIDER_BODY_BYTES} decoded bytes and was cancelled`,
+        ),
+      )
+      : fail(
+        protocolError(
+          "search_budget_exceeded",
+          "the search's decoded-byte budget ran out while reading this body",
+        ),
+      );
+  }
+  const text = decodeUtf8(read.bytes);
+  if (text === null) return fail(protocolError("invalid_utf8", "the body is not valid UTF-8"));
+  const json = tryJson(text);
+  if (json === undefined) return fail(protocolError("invalid_json", "the body is not JSON"));
+  const parsed = v.safeParse(ProviderResponseSchema, json);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const at = issue?.path?.map((p) => String(p.key)).join(".") || "body";
+    const what = issue?.type === "strict_object"
+      ? "is not a field of version 1"
+      : issue?.message ?? "is invalid";
+    return fail(
+      protocolError(
+        "schema_violation",
+        `the answer does not match tracefetch.provider-response.v1: ${at} ${what}`,
+      ),
+    );
+  }
+  const answer = parsed.output;
+  if (answer.provider !== o.name || answer.scope !== o.scope) {
+    return fail(
+      protocolError(
+        "identity_mismatch",
+        `the answer claims provider "${answer.provider}" scope "${answer.scope}", but the manifest declares "${o.name}" scope "${o.scope}"`,
+      ),
+    );
+  }
+  return { kind: "answer", candidates: answer.candidates, warnings: answer.warnings ?? [] };
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function fail(failure: ReturnType<typeof protocolError>): TransportResult {
+  return { kind: "failure", ...failure };
+}

@@ -1,0 +1,22 @@
+/**
+ * Transport: reaches one provider and turns whatever comes back into an answer or a failure.
+ *
+ * Boundary: nothing here plans, ranks or fuses; it moves one request and reports honestly.
+ *
+ * Invariants:
+ * - A failure never becomes a success with no candidates.
+ * - No byte past the cap is read; the body is cancelled at the cap, and every byte read is charged
+ *   to the search's budget.
+ * - Redirects are never followed and no URL is built from input: only manifest endpoints are called.
+ * - `classify.ts` is the only place an error becomes an outcome.
+ * - Messages shown to callers are redacted and bounded, and never name an endpoint.
+ */
+export * from "./attempt-abort.ts";
+export * from "./byte-budget.ts";
+export * from "./bounded-reader.ts";
+export * from "./classify.ts";
+export * from "./corpus-adapter.ts";
+export * from "./http-provider.ts";
+export * from "./in-process-provider.ts";
+export * from "./provider-client.ts";
+export * from "./redact.ts";

@@ -1,0 +1,42 @@
+/**
+ * The one interface every transport implements: a built-in in process and a remote provider over
+ * HTTP are called the same way and answer the same way.
+ */
+import type { WireCandidate } from "../protocol/provider-wire.ts";
+import type { ByteBudget } from "./byte-budget.ts";
+import type { Failure } from "./classify.ts";
+
+/** One call of one provider for one search. */
+export type ProviderCall = {
+  query: string;
+  limit: number;
+  requestId: string;
+  /** W3C trace context for this attempt. */
+  traceparent: string;
+  /** Fires on the attempt's deadline (reason: AttemptAbort "timeout") or the caller's departure. */
+  signal: AbortSignal;
+  /** The search's remaining decoded-byte budget, shared by its attempts. */
+  budget: ByteBudget;
+};
+
+/** An answer that passed the protocol checks; the core still sanitises every candidate. */
+export type Answer = { kind: "answer"; candidates: WireCandidate[]; warnings: string[] };
+
+export type TransportResult = Answer | ({ kind: "failure" } & Failure);
+
+export interface ProviderClient {
+  call(call: ProviderCall): Promise<TransportResult>;
+}
+
+/**
+ * What a provider author implements once; it runs in process as a built-in and over HTTP through
+ * serveProvider. Throwing means the search failed; an empty list means an honest empty.
+ */
+export interface SearchAdapter {
+  readonly name: string;
+  readonly scope: string;
+  search(
+    request: { query: string; limit: number },
+    signal: AbortSignal,
+  ): Promise<{ candidates: WireCandidate[]; warnings?: string[] }>;
+}
