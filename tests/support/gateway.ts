@@ -1,0 +1,71 @@
+/**
+ * Builds a gateway over test providers and calls it in process (`app.request`); the gateway still
+ * reaches the providers over real HTTP on 127.0.0.1.
+ */
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { readFileSync } from "node:fs";
+import assert from "node:assert/strict";
+import { createGateway, type GatewayConfig } from "../../src/http/mod.ts";
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+const schema = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../../schemas/${name}.json`, import.meta.url), "utf8"));
+export const validators = {
+  envelope: ajv.compile(schema("envelope")),
+  manifest: ajv.compile(schema("provider-manifest")),
+  providerRequest: ajv.compile(schema("provider-request")),
+  providerResponse: ajv.compile(schema("provider-response")),
+  searchRequest: ajv.compile(schema("search-request")),
+};
+
+/** Asserts a value is a valid envelope (schemas/envelope.json) and returns it typed loosely. */
+// deno-lint-ignore no-explicit-any
+export function assertEnvelope(value: unknown): any {
+  const ok = validators.envelope(value);
+  assert.ok(
+    ok,
+    `not a valid envelope: ${JSON.stringify(validators.envelope.errors)}\n${
+      JSON.stringify(value).slice(0, 2000)
+    }`,
+  );
+  return value;
+}
+
+export type ProviderEntry = Record<string, unknown> & { name: string };
+
+export function manifestOf(providers: ProviderEntry[], extra: Record<string, unknown> = {}) {
+  return {
+    schema_version: "tracefetch.providers.v1",
+    providers: providers.map((p) => ({ scope: p.name, ...p })),
+    ...extra,
+  };
+}
+
+export function gateway(providers: ProviderEntry[], config: Partial<GatewayConfig> = {}) {
+  return createGateway({ manifest: manifestOf(providers), allowLoopback: true, ...config });
+}
+
+/** GET /v1/search?q=... (plus params) and the envelope, validated. */
+export async function search(
+  app: ReturnType<typeof gateway>,
+  params: Record<string, string> = {},
+  init: RequestInit = {},
+) {
+  const qs = new URLSearchParams({ q: "deadline", ...params });
+  const res = await app.request(`/v1/search?${qs}`, init);
+  const text = await res.text();
+  return { res, text, body: assertEnvelope(JSON.parse(text)) };
+}
+
+/** POST /v1/search with a raw body. */
+export async function post(
+  app: ReturnType<typeof gateway>,
+  body: BodyInit,
+  headers: Record<string, string> = { "content-type": "application/json" },
+) {
+  const res = await app.request("/v1/search", { method: "POST", body, headers });
+  const text = await res.text();
+  return { res, text, body: assertEnvelope(JSON.parse(text)) };
+}
