@@ -3,12 +3,11 @@
  * loopback ports, and the manifest that lists them with the workspace built-in. `npm start` runs
  * it so a fresh clone answers real queries with no keys and no network.
  */
-import { serve } from "@hono/node-server";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { serveProvider } from "../../src/http/serve-provider.ts";
 import { corpusAdapter } from "../../src/transport/corpus-adapter.ts";
 import { loadCorpus } from "./load-corpus.ts";
+import { listen, type Listening } from "../../src/runtime/node-listen.ts";
 
 export type ExampleProvider = { name: string; scope: string; source_class: string; folder: string };
 
@@ -21,7 +20,7 @@ export const EXAMPLE_PROVIDERS: readonly ExampleProvider[] = [
 export type Running = { manifest: unknown; close: () => Promise<void> };
 
 export async function startEmbeddedDefault(host = "127.0.0.1"): Promise<Running> {
-  const servers: Array<ReturnType<typeof serve>> = [];
+  const servers: Listening[] = [];
   const providers: unknown[] = [{
     name: "workspace",
     scope: "local",
@@ -31,8 +30,9 @@ export async function startEmbeddedDefault(host = "127.0.0.1"): Promise<Running>
   for (const p of EXAMPLE_PROVIDERS) {
     const dir = fileURLToPath(new URL(`./data/${p.folder}`, import.meta.url));
     const app = serveProvider(corpusAdapter(p.name, p.scope, await loadCorpus(dir)));
-    const { server, port } = await listen(app.fetch, host);
-    servers.push(server);
+    const running = await listen(app.fetch, host);
+    servers.push(running);
+    const port = running.port;
     providers.push({
       name: p.name,
       scope: p.scope,
@@ -48,22 +48,6 @@ export async function startEmbeddedDefault(host = "127.0.0.1"): Promise<Running>
       tiers: { fast: { cost_ceiling_micros: 0 }, balanced: { cost_ceiling_micros: 20_000 } },
       default_tier: "balanced",
     },
-    close: () =>
-      Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r())))).then(() => {}),
+    close: () => Promise.all(servers.map((s) => s.close())).then(() => {}),
   };
-}
-
-/** Port 0: the system picks a free port, so two launchers side by side never clash. */
-export function listen(
-  fetch: (request: Request) => Response | Promise<Response>,
-  hostname: string,
-  port = 0,
-): Promise<{ server: ReturnType<typeof serve>; port: number }> {
-  return new Promise((resolve, reject) => {
-    const server = serve(
-      { fetch, hostname, port },
-      (info: AddressInfo) => resolve({ server, port: info.port }),
-    );
-    server.once("error", reject);
-  });
 }

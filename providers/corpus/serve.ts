@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { serveProvider } from "../../src/http/serve-provider.ts";
 import { corpusAdapter } from "../../src/transport/corpus-adapter.ts";
 import { NAME_PATTERN } from "../../src/protocol/manifest-schema.ts";
-import { listen } from "./embedded-default.ts";
+import { listen } from "../../src/runtime/node-listen.ts";
 import { loadCorpus } from "./load-corpus.ts";
 
 const USAGE =

@@ -7,7 +7,7 @@ import type { RequestProblem } from "../protocol/search-request.ts";
 import { ByteBudget } from "../transport/byte-budget.ts";
 import { evidenceStateOf, fanOut, type FanOutContext } from "./fan-out.ts";
 import { fuse } from "./fusion.ts";
-import { type PlanContext, planSearch } from "./plan.ts";
+import { type Plan, type PlanContext, planSearch } from "./plan.ts";
 
 /** The last warning of every search: results come from elsewhere and are not vouched for. */
 export const UNTRUSTED_REMINDER =
@@ -26,18 +26,21 @@ export type SearchHooks = {
   onAttempt?: FanOutContext["onAttempt"];
 };
 
+/** A search that ran: what the envelope needs to say about it. */
+export type CompletedSearch = {
+  code: "ok" | "partial" | "all_providers_failed";
+  /** For all_providers_failed: whether any failure was retryable. */
+  retryable: boolean;
+  result: SearchResult;
+  /** Fusion's duration, for Server-Timing (attempts carry their own latency). */
+  timings: { fusion_ms: number };
+};
+
 export type SearchOutcome =
   | { ok: false; problem: RequestProblem }
-  | {
-    ok: true;
-    code: "ok" | "partial" | "all_providers_failed";
-    /** For all_providers_failed: whether any failure was retryable. */
-    retryable: boolean;
-    result: SearchResult;
-    /** Per-attempt and fusion durations for Server-Timing. */
-    timings: { fusion_ms: number };
-  };
+  | ({ ok: true } & CompletedSearch);
 
+/** Plans and runs a search; a request the planner refuses contacts no provider. */
 export async function runSearch(
   request: SearchRequest,
   deps: SearchDeps,
@@ -45,10 +48,25 @@ export async function runSearch(
   signal: AbortSignal,
   hooks: SearchHooks = {},
 ): Promise<SearchOutcome> {
-  const startedAt = deps.now();
   const planned = planSearch(request, deps);
   if (!planned.ok) return planned;
-  const { run, decision } = planned.plan;
+  return {
+    ok: true,
+    ...(await executePlan(request, planned.plan, deps, requestId, signal, hooks)),
+  };
+}
+
+/** Runs a plan that was already accepted (streaming plans first, so a refusal is an ordinary 4xx). */
+export async function executePlan(
+  request: SearchRequest,
+  plan: Plan,
+  deps: SearchDeps,
+  requestId: string,
+  signal: AbortSignal,
+  hooks: SearchHooks = {},
+): Promise<CompletedSearch> {
+  const startedAt = deps.now();
+  const { run, decision } = plan;
   hooks.onPlan?.(decision);
   const records = await fanOut(run, {
     query: request.query,
@@ -99,7 +117,6 @@ export async function runSearch(
     warnings: [...searchWarnings(records, decision), UNTRUSTED_REMINDER],
   };
   return {
-    ok: true,
     code,
     retryable: records.some((r) => r.outcome !== "success" && r.retryable),
     result,

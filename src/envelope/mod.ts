@@ -10,3 +10,4 @@
  */
 export * from "./build-envelope.ts";
 export * from "./code-table.ts";
+export * from "./search-envelope.ts";

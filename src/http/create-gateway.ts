@@ -13,8 +13,11 @@ import {
 } from "../protocol/limits.ts";
 import type { ParsedSearchRequest } from "../protocol/search-request.ts";
 import type { ProviderListing } from "../protocol/envelope-schema.ts";
-import { runSearch } from "../core/search.ts";
-import { buildEnvelope, MINING_DISABLED } from "../envelope/build-envelope.ts";
+import { executePlan } from "../core/search.ts";
+import { planSearch } from "../core/plan.ts";
+import { searchEnvelope, serverTiming } from "../envelope/search-envelope.ts";
+import { streamFormat, streamSearch } from "./search-stream.ts";
+import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { type GatewayConfig, resolveConfig } from "./gateway-config.ts";
 import { GatewayState } from "./gateway-state.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
@@ -37,7 +40,11 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
     await next();
   });
 
-  const search = async (c: Context<Env>, read: () => Promise<ParsedSearchRequest>) => {
+  const search = async (
+    c: Context<Env>,
+    read: () => Promise<ParsedSearchRequest>,
+    streamParam: string | null = null,
+  ) => {
     const requestId = c.get("requestId");
     if (state.inflight >= state.config.maxInflight) {
       return problemResponse(
@@ -46,40 +53,40 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
         requestId,
         "the gateway is at its limit of searches in flight",
         undefined,
-        {
-          retry_after_ms: OVERLOADED_RETRY_AFTER_MS,
-        },
+        { retry_after_ms: OVERLOADED_RETRY_AFTER_MS },
       );
     }
     state.inflight++;
+    let handedToStream = false;
     try {
       const parsed = await read();
       if (!parsed.ok) {
         const { code, message, field } = parsed.problem;
         return problemResponse("search", code, requestId, message, field);
       }
-      const outcome = await runSearch(parsed.request, state.deps, requestId, c.req.raw.signal);
-      if (!outcome.ok) {
-        const { code, message, field } = outcome.problem;
+      const planned = planSearch(parsed.request, state.deps);
+      if (!planned.ok) {
+        const { code, message, field } = planned.problem;
         return problemResponse("search", code, requestId, message, field);
       }
-      const result = outcome.result;
-      if (parsed.request.view === "merged") delete result.candidates;
-      const envelope = buildEnvelope("search", outcome.code, requestId, {
-        result,
-        mining: MINING_DISABLED,
-        anyRetryable: outcome.retryable,
-        ...(outcome.code === "all_providers_failed"
-          ? { error: { message: "every selected provider failed; see result.candidates" } }
-          : {}),
+      const format = streamFormat(c.req.header("accept"), streamParam);
+      const job = {
+        request: parsed.request,
+        plan: planned.plan,
+        deps: state.deps,
+        requestId,
+        heartbeatMs: state.config.heartbeatMs,
+      };
+      if (format !== null) {
+        handedToStream = true;
+        return streamSearch(c, format, job, () => state.inflight--);
+      }
+      const done = await executePlan(job.request, job.plan, job.deps, requestId, c.req.raw.signal);
+      return envelopeResponse(searchEnvelope(done, requestId, parsed.request.view), {
+        "server-timing": serverTiming(done),
       });
-      const timing = (outcome.result.candidates ?? [])
-        .map((r) => `p_${r.provider};dur=${r.latency_ms};desc="${r.outcome}"`)
-        .concat(`fusion;dur=${outcome.timings.fusion_ms.toFixed(2)}`)
-        .join(", ");
-      return envelopeResponse(envelope, { "server-timing": timing });
     } finally {
-      state.inflight--;
+      if (!handedToStream) state.inflight--;
     }
   };
 
@@ -97,10 +104,21 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
     }),
     (c) => search(c, () => requestFromBody(c.req.raw)),
   );
-  app.get(
-    "/v1/search",
-    (c) => search(c, () => Promise.resolve(requestFromQuery(new URL(c.req.url)))),
-  );
+  app.get("/v1/search", (c) => {
+    const url = new URL(c.req.url);
+    const streamParam = url.searchParams.get("stream");
+    url.searchParams.delete("stream");
+    if (streamParam !== null && streamParam !== "ndjson" && streamParam !== "sse") {
+      return problemResponse(
+        "search",
+        "invalid_field",
+        c.get("requestId"),
+        'stream must be "ndjson" or "sse"',
+        "stream",
+      );
+    }
+    return search(c, () => Promise.resolve(requestFromQuery(url)), streamParam);
+  });
 
   app.get("/v1/providers", (c) => {
     const providers: ProviderListing[] = manifest.providers

@@ -6,6 +6,7 @@ import type { BuiltinName } from "../protocol/codes.ts";
 import {
   DEFAULT_MAX_INFLIGHT,
   DEFAULT_MAX_PROVIDERS,
+  HEARTBEAT_INTERVAL_MS,
   MAX_SEARCH_BODY_BYTES,
 } from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
@@ -30,6 +31,8 @@ export type GatewayConfig = {
   maxProviders?: number;
   maxInflight?: number;
   searchBudgetBytes?: number;
+  /** How often a streamed search sends a heartbeat while waiting. */
+  heartbeatMs?: number;
   version?: string;
 };
 
@@ -42,6 +45,7 @@ export type ResolvedConfig = {
   maxProviders: number;
   maxInflight: number;
   searchBudgetBytes: number;
+  heartbeatMs: number;
   version: string;
 };
 
@@ -69,6 +73,7 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
       config.searchBudgetBytes,
       MAX_SEARCH_BODY_BYTES,
     ),
+    heartbeatMs: positive("heartbeatMs", config.heartbeatMs, HEARTBEAT_INTERVAL_MS),
     version: config.version ?? "0.1.0",
   };
 }

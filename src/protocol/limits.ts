@@ -76,3 +76,6 @@ export const RRF_K = 60;
 
 /** An incoming x-request-id is kept only when it matches this: safe in logs and headers. */
 export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** A streamed search sends a heartbeat this often while waiting: well under the 30-60 s idle timeouts of common proxies. */
+export const HEARTBEAT_INTERVAL_MS = 15_000;

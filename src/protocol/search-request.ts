@@ -87,6 +87,12 @@ function problemOf(issues: v.BaseIssue<unknown>[], input: unknown): RequestProbl
 
 function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number } {
   const field = (issue.path ?? []).map((p) => String(p.key)).join(".");
+  // valibot reports a missing required key as a strict_object issue too, with nothing received.
+  if (issue.type === "strict_object" && issue.received === "undefined") {
+    return field === "query"
+      ? { rank: 2, code: "query_empty", field, message: "query is required" }
+      : { rank: 3, code: "invalid_field", field, message: `"${field}" is required` };
+  }
   if (issue.type === "strict_object") {
     return { rank: 0, code: "unknown_field", field, message: `unknown field "${field}"` };
   }

@@ -144,10 +144,11 @@ function shapeIssue(issue: v.BaseIssue<unknown>, input: unknown): ManifestIssue 
     if (isRecord(entry) && typeof entry.name === "string") provider = entry.name;
   }
   const field = keys.length > 0 ? keys.join(".") : "manifest";
-  const message = issue.type === "strict_object"
-    ? "is not a known field"
-    : issue.received === "undefined"
+  // A missing required key is a strict_object issue too (with nothing received), so test it first.
+  const message = issue.received === "undefined"
     ? "is required"
+    : issue.type === "strict_object"
+    ? "is not a known field"
     : `${issue.message.replace(/^Invalid [a-z]+: /i, "")}`;
   return provider === undefined ? { field, message } : { provider, field, message };
 }

@@ -4,7 +4,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { listen, startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
+import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
+import { listen } from "./node-listen.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { ConfigError, intSetting } from "../http/gateway-config.ts";
 import { createGateway } from "../http/create-gateway.ts";
@@ -31,14 +32,14 @@ try {
     ...(maxProviders === undefined ? {} : { maxProviders }),
     ...(maxInflight === undefined ? {} : { maxInflight }),
   });
-  const { server } = await listen(app.fetch, host, port);
+  const gateway = await listen(app.fetch, host, port);
   console.log(
     `TraceFetch Edge listening on http://${host}:${port} (${
       embedded ? "embedded default manifest" : "manifest from TRACEFETCH_MANIFEST"
     })`,
   );
   const stop = () => {
-    server.close();
+    void gateway.close();
     void embedded?.close();
   };
   process.once("SIGINT", stop);

@@ -1,0 +1,38 @@
+/**
+ * The envelope of a search that ran. The non-streaming answer and the streaming `done` event are
+ * both built here, so they describe the same search identically.
+ */
+import type { View } from "../protocol/search-request.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { CompletedSearch } from "../core/search.ts";
+import { buildEnvelope, MINING_DISABLED } from "./build-envelope.ts";
+
+export function searchEnvelope(search: CompletedSearch, requestId: string, view: View): Envelope {
+  const { candidates, ...rest } = search.result;
+  const result = view === "merged" ? rest : { ...rest, candidates };
+  return buildEnvelope("search", search.code, requestId, {
+    result,
+    mining: MINING_DISABLED,
+    anyRetryable: search.retryable,
+    ...(search.code === "all_providers_failed"
+      ? {
+        error: { message: "every selected provider failed or none could be contacted; see result" },
+      }
+      : {}),
+  });
+}
+
+/** The `done` event's envelope: the same, with the lists that were already streamed left out. */
+export function doneEnvelope(search: CompletedSearch, requestId: string): Envelope {
+  const envelope = searchEnvelope(search, requestId, "merged");
+  if (envelope.result && "merged" in envelope.result) delete envelope.result.merged;
+  return envelope;
+}
+
+/** Server-Timing (W3C): one entry per attempt and one for fusion, so devtools show where time went. */
+export function serverTiming(search: CompletedSearch): string {
+  return (search.result.candidates ?? [])
+    .map((r) => `p_${r.provider};dur=${r.latency_ms};desc="${r.outcome}"`)
+    .concat(`fusion;dur=${search.timings.fusion_ms.toFixed(2)}`)
+    .join(", ");
+}

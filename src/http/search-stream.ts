@@ -1,0 +1,89 @@
+/**
+ * Streaming search (design 4.3): NDJSON or SSE events as the search happens: `plan`, one
+ * `provider` per attempt in completion order, `merged`, then `done` (the authoritative header).
+ * The request was validated and planned before the stream starts, so refusals are ordinary 4xx.
+ */
+import type { Context } from "hono";
+import { stream } from "hono/streaming";
+import type { SearchRequest } from "../protocol/search-request.ts";
+import { executePlan, type SearchDeps } from "../core/search.ts";
+import type { Plan } from "../core/plan.ts";
+import { doneEnvelope } from "../envelope/search-envelope.ts";
+
+export type StreamFormat = "ndjson" | "sse";
+
+const CONTENT_TYPES: Record<StreamFormat, string> = {
+  ndjson: "application/x-ndjson; charset=utf-8",
+  sse: "text/event-stream; charset=utf-8",
+};
+
+/** The format a caller asked for: the GET `stream` parameter first, then the Accept header. */
+export function streamFormat(
+  accept: string | undefined,
+  param: string | null,
+): StreamFormat | null {
+  if (param === "ndjson" || param === "sse") return param;
+  if (accept === undefined) return null;
+  const types = accept.split(",").map((t) => t.split(";")[0]?.trim().toLowerCase());
+  if (types.includes("application/x-ndjson")) return "ndjson";
+  if (types.includes("text/event-stream")) return "sse";
+  return null;
+}
+
+function frame(format: StreamFormat, event: Record<string, unknown> & { event: string }): string {
+  const json = JSON.stringify(event);
+  return format === "ndjson" ? `${json}\n` : `event: ${event.event}\ndata: ${json}\n\n`;
+}
+
+export function streamSearch(
+  c: Context,
+  format: StreamFormat,
+  search: {
+    request: SearchRequest;
+    plan: Plan;
+    deps: SearchDeps;
+    requestId: string;
+    heartbeatMs: number;
+  },
+  finished: () => void,
+): Response {
+  const { request, plan, deps, requestId, heartbeatMs } = search;
+  c.header("content-type", CONTENT_TYPES[format]);
+  c.header("cache-control", "no-store");
+  c.header("x-request-id", requestId);
+  // Tells nginx-style proxies not to buffer: events must reach the caller as they happen.
+  c.header("x-accel-buffering", "no");
+  return stream(c, async (out) => {
+    const left = new AbortController();
+    out.onAbort(() => left.abort());
+    const signal = AbortSignal.any([c.req.raw.signal, left.signal]);
+    let writes: Promise<unknown> = Promise.resolve();
+    const send = (event: Record<string, unknown> & { event: string }) => {
+      writes = writes.then(() => out.write(frame(format, event)));
+    };
+    const heartbeat = setInterval(() => {
+      writes = writes.then(() =>
+        out.write(
+          format === "ndjson"
+            ? frame(format, { event: "heartbeat", request_id: requestId })
+            : ": heartbeat\n\n",
+        )
+      );
+    }, heartbeatMs);
+    try {
+      const done = await executePlan(request, plan, deps, requestId, signal, {
+        onPlan: (decision) => send({ event: "plan", request_id: requestId, decision }),
+        onAttempt: (index, attempt) =>
+          send({ event: "provider", request_id: requestId, index, attempt }),
+      });
+      if (!signal.aborted) {
+        send({ event: "merged", request_id: requestId, merged: done.result.merged ?? [] });
+        send({ event: "done", ...doneEnvelope(done, requestId) });
+      }
+      await writes;
+    } finally {
+      clearInterval(heartbeat);
+      finished();
+    }
+  });
+}
