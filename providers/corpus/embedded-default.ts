@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { serveProvider } from "../../src/http/serve-provider.ts";
 import { corpusAdapter } from "../../src/transport/corpus-adapter.ts";
 import { loadCorpus } from "./load-corpus.ts";
-import { listen, type Listening } from "../../src/runtime/node-listen.ts";
+import type { Listen, Served } from "../../src/runtime/launch.ts";
 
 export type ExampleProvider = { name: string; scope: string; source_class: string; folder: string };
 
@@ -19,8 +19,8 @@ export const EXAMPLE_PROVIDERS: readonly ExampleProvider[] = [
 
 export type Running = { manifest: unknown; close: () => Promise<void> };
 
-export async function startEmbeddedDefault(host = "127.0.0.1"): Promise<Running> {
-  const servers: Listening[] = [];
+export async function startEmbeddedDefault(listen: Listen, host = "127.0.0.1"): Promise<Running> {
+  const servers: Served[] = [];
   const providers: unknown[] = [{
     name: "workspace",
     scope: "local",
@@ -30,7 +30,7 @@ export async function startEmbeddedDefault(host = "127.0.0.1"): Promise<Running>
   for (const p of EXAMPLE_PROVIDERS) {
     const dir = fileURLToPath(new URL(`./data/${p.folder}`, import.meta.url));
     const app = serveProvider(corpusAdapter(p.name, p.scope, await loadCorpus(dir)));
-    const running = await listen(app.fetch, host);
+    const running = await listen(app.fetch, host, 0);
     servers.push(running);
     const port = running.port;
     providers.push({

@@ -11,7 +11,7 @@ import type { ByteBudget } from "../transport/byte-budget.ts";
 import { classifyThrown } from "../transport/classify.ts";
 import type { ProviderClient, TransportResult } from "../transport/provider-client.ts";
 import { sanitiseAnswer } from "./sanitize.ts";
-import type { Semaphore } from "./semaphore.ts";
+import { Semaphore } from "../transport/semaphore.ts";
 
 export type FanOutContext = {
   query: string;
@@ -26,6 +26,8 @@ export type FanOutContext = {
   budget: ByteBudget;
   clientFor: (spec: ProviderSpec) => ProviderClient;
   gateFor: (spec: ProviderSpec) => Semaphore;
+  /** Connections one search may have waiting for headers at once (Workers: 6), or null for no bound. */
+  maxPendingConnections: number | null;
   /** Called as each attempt finishes, in completion order (for streaming). */
   onAttempt?: (index: number, record: AttemptRecord) => void;
 };
@@ -42,17 +44,34 @@ export async function fanOut(
   ctx: FanOutContext,
 ): Promise<AttemptRecord[]> {
   const traceId = randomHex(16);
-  return await Promise.all(run.map(async (spec, index) => {
-    const record = await attempt(spec, ctx, traceId);
-    ctx.onAttempt?.(index, record);
-    return record;
-  }));
+  // Per search, as the Workers limit is per invocation: the seventh request waits for a place.
+  const connectGate = ctx.maxPendingConnections === null
+    ? null
+    : new Semaphore(ctx.maxPendingConnections);
+  // One listener on the caller's signal for the whole fan-out, not one per attempt: Node warns
+  // (MaxListenersExceededWarning) on every signal that gets more than 10, and a search runs up to 32.
+  const live = new Set<AbortController>();
+  const onCallerGone = () => {
+    for (const controller of live) controller.abort(new AttemptAbort("cancelled"));
+  };
+  ctx.signal.addEventListener("abort", onCallerGone, { once: true });
+  try {
+    return await Promise.all(run.map(async (spec, index) => {
+      const record = await attempt(spec, ctx, traceId, live, connectGate);
+      ctx.onAttempt?.(index, record);
+      return record;
+    }));
+  } finally {
+    ctx.signal.removeEventListener("abort", onCallerGone);
+  }
 }
 
 async function attempt(
   spec: ProviderSpec,
   ctx: FanOutContext,
   traceId: string,
+  live: Set<AbortController>,
+  connectGate: Semaphore | null,
 ): Promise<AttemptRecord> {
   const started = ctx.now();
   const callerLeft = ctx.timeoutMs - FUSION_RESERVE_MS - (started - ctx.startedAt);
@@ -63,9 +82,8 @@ async function attempt(
     () => controller.abort(new AttemptAbort("timeout", budget)),
     Math.max(0, Math.min(providerMs, callerLeft)),
   );
-  const onCallerGone = () => controller.abort(new AttemptAbort("cancelled"));
-  if (ctx.signal.aborted) onCallerGone();
-  else ctx.signal.addEventListener("abort", onCallerGone, { once: true });
+  if (ctx.signal.aborted) controller.abort(new AttemptAbort("cancelled"));
+  else live.add(controller);
   const signal = controller.signal;
   let result: TransportResult;
   let release: (() => void) | null = null;
@@ -79,13 +97,14 @@ async function attempt(
       traceparent: `00-${traceId}-${randomHex(8)}-01`,
       signal,
       budget: ctx.budget,
+      connectGate,
     });
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };
   } finally {
     release?.();
     clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", onCallerGone);
+    live.delete(controller);
   }
   return toRecord(spec, result, ctx.limit, Math.round(ctx.now() - started));
 }

@@ -17,4 +17,3 @@ export * from "./fusion.ts";
 export * from "./plan.ts";
 export * from "./sanitize.ts";
 export * from "./search.ts";
-export * from "./semaphore.ts";

@@ -15,7 +15,7 @@ export const UNTRUSTED_REMINDER =
 
 export type SearchDeps =
   & PlanContext
-  & Pick<FanOutContext, "clientFor" | "gateFor" | "now">
+  & Pick<FanOutContext, "clientFor" | "gateFor" | "now" | "maxPendingConnections">
   & {
     /** Decoded bytes one search may read across its attempts. */
     searchBudgetBytes: number;
@@ -79,6 +79,7 @@ export async function executePlan(
     budget: new ByteBudget(deps.searchBudgetBytes),
     clientFor: deps.clientFor,
     gateFor: deps.gateFor,
+    maxPendingConnections: deps.maxPendingConnections,
     ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
   });
   const fusionStart = deps.now();

@@ -33,6 +33,8 @@ export type GatewayConfig = {
   searchBudgetBytes?: number;
   /** How often a streamed search sends a heartbeat while waiting. */
   heartbeatMs?: number;
+  /** Connections one search may have waiting for headers at once (6 on Workers); unbounded if absent. */
+  maxPendingConnections?: number;
   version?: string;
 };
 
@@ -46,6 +48,7 @@ export type ResolvedConfig = {
   maxInflight: number;
   searchBudgetBytes: number;
   heartbeatMs: number;
+  maxPendingConnections: number | null;
   version: string;
 };
 
@@ -74,6 +77,9 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
       MAX_SEARCH_BODY_BYTES,
     ),
     heartbeatMs: positive("heartbeatMs", config.heartbeatMs, HEARTBEAT_INTERVAL_MS),
+    maxPendingConnections: config.maxPendingConnections === undefined
+      ? null
+      : positive("maxPendingConnections", config.maxPendingConnections, 1),
     version: config.version ?? "0.1.0",
   };
 }

@@ -6,7 +6,7 @@ import type { SkipReason } from "../protocol/codes.ts";
 import { BUILTIN_NAMES, type BuiltinName } from "../protocol/codes.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchDeps } from "../core/search.ts";
-import { Semaphore } from "../core/semaphore.ts";
+import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
@@ -29,6 +29,7 @@ export class GatewayState {
       gateFor: (spec) => this.#gate(spec),
       now: config.now,
       searchBudgetBytes: config.searchBudgetBytes,
+      maxPendingConnections: config.maxPendingConnections,
     };
   }
 

@@ -79,3 +79,9 @@ export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** A streamed search sends a heartbeat this often while waiting: well under the 30-60 s idle timeouts of common proxies. */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
+
+/**
+ * Workers allow at most six connections per invocation to wait for response headers at once; we
+ * queue the rest ourselves so the wait is honest (it counts against the attempt's deadline).
+ */
+export const WORKERS_MAX_PENDING_CONNECTIONS = 6;

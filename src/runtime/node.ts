@@ -1,53 +1,21 @@
 /**
- * Node entry (`npm start`): reads configuration from the environment, builds the gateway and
- * serves it. Without TRACEFETCH_MANIFEST it starts the embedded default's example providers.
+ * Node entry (`npm start`): the shared launcher over @hono/node-server. A configuration problem
+ * exits with status 2 and one clear line.
  */
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
-import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
+import { ConfigError } from "../http/gateway-config.ts";
+import { launch } from "./launch.ts";
 import { listen } from "./node-listen.ts";
-import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
-import { ConfigError, intSetting } from "../http/gateway-config.ts";
-import { createGateway } from "../http/create-gateway.ts";
-import { corpusAdapter } from "../transport/corpus-adapter.ts";
 
-const env = process.env;
 try {
-  const host = env.HOST || "127.0.0.1";
-  const port = intSetting(env, "PORT") ?? 8787;
-  const docs = fileURLToPath(new URL("../../docs", import.meta.url));
-  const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"));
-  const configured = env.TRACEFETCH_MANIFEST?.trim();
-  const embedded = configured ? null : await startEmbeddedDefault();
-  const manifest = configured
-    ? configured.startsWith("{") ? configured : await readFile(configured, "utf8")
-    : embedded?.manifest;
-  const maxProviders = intSetting(env, "TRACEFETCH_MAX_PROVIDERS");
-  const maxInflight = intSetting(env, "TRACEFETCH_MAX_INFLIGHT");
-  const app = createGateway({
-    manifest,
-    allowLoopback: embedded !== null || env.TRACEFETCH_ALLOW_LOOPBACK === "1",
-    builtins: { workspace },
-    env,
-    ...(maxProviders === undefined ? {} : { maxProviders }),
-    ...(maxInflight === undefined ? {} : { maxInflight }),
-  });
-  const gateway = await listen(app.fetch, host, port);
-  console.log(
-    `TraceFetch Edge listening on http://${host}:${port} (${
-      embedded ? "embedded default manifest" : "manifest from TRACEFETCH_MANIFEST"
-    })`,
-  );
-  const stop = () => {
-    void gateway.close();
-    void embedded?.close();
-  };
+  const running = await launch(process.env, listen);
+  console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
+  const stop = () => void running.close().then(() => process.exit(0));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 } catch (error) {
+  const code = (error as NodeJS.ErrnoException).code;
   if (
-    error instanceof ConfigError || (error as NodeJS.ErrnoException).code === "ENOENT" ||
-    (error as NodeJS.ErrnoException).code === "EADDRINUSE"
+    error instanceof ConfigError || code === "ENOENT" || code === "EADDRINUSE" || code === "EACCES"
   ) {
     console.error(`tracefetch: ${(error as Error).message}`);
     process.exit(2);

@@ -40,8 +40,11 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
     limit: call.limit,
   };
   let response: Response;
+  let release: (() => void) | null = null;
   try {
     const extra = o.headers ? await o.headers() : {};
+    // Queued time counts against the attempt's deadline: the signal already carries it.
+    release = call.connectGate ? await call.connectGate.acquire(signal) : null;
     response = await o.fetch(o.endpoint, {
       method: "POST",
       headers: {
@@ -57,6 +60,8 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
     });
   } catch (error) {
     return fail(classifyThrown(error, "connect", signal));
+  } finally {
+    release?.();
   }
   try {
     return await readAnswer(o, call, response);

@@ -20,3 +20,4 @@ export * from "./http-provider.ts";
 export * from "./in-process-provider.ts";
 export * from "./provider-client.ts";
 export * from "./redact.ts";
+export * from "./semaphore.ts";

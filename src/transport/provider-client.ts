@@ -5,6 +5,7 @@
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import type { ByteBudget } from "./byte-budget.ts";
 import type { Failure } from "./classify.ts";
+import type { Semaphore } from "./semaphore.ts";
 
 /** One call of one provider for one search. */
 export type ProviderCall = {
@@ -17,6 +18,11 @@ export type ProviderCall = {
   signal: AbortSignal;
   /** The search's remaining decoded-byte budget, shared by its attempts. */
   budget: ByteBudget;
+  /**
+   * Bounds the connections of one search that wait for headers at once (Workers allow six); an
+   * HTTP client holds a place from the request until its headers arrive. Null: no bound.
+   */
+  connectGate: Semaphore | null;
 };
 
 /** An answer that passed the protocol checks; the core still sanitises every candidate. */

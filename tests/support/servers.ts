@@ -89,3 +89,6 @@ export function raw(
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Receives the request and never answers: no status line, no headers. `close()` ends it. */
+export const hold: Handler = () => {};

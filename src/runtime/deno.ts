@@ -1,0 +1,31 @@
+/**
+ * Deno entry (`deno task dev`): the shared launcher over Deno.serve, with the same environment
+ * variables as `npm start`.
+ */
+import { ConfigError } from "../http/gateway-config.ts";
+import { launch, type Listen } from "./launch.ts";
+
+const listen: Listen = (fetch, hostname, port) =>
+  new Promise((resolve) => {
+    const server = Deno.serve({
+      hostname,
+      port,
+      onListen: (addr) =>
+        resolve({ port: (addr as Deno.NetAddr).port, close: () => server.shutdown() }),
+    }, fetch);
+  });
+
+try {
+  const running = await launch(Deno.env.toObject(), listen);
+  console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
+  Deno.addSignalListener("SIGINT", () => void running.close().then(() => Deno.exit(0)));
+} catch (error) {
+  if (
+    error instanceof ConfigError || error instanceof Deno.errors.NotFound ||
+    error instanceof Deno.errors.AddrInUse
+  ) {
+    console.error(`tracefetch: ${(error as Error).message}`);
+    Deno.exit(2);
+  }
+  throw error;
+}
