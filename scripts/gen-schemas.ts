@@ -3,6 +3,7 @@
  * fails when the committed files differ from what would be written.
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import {
@@ -34,19 +35,24 @@ export function renderSchema(name: string): string {
   return `${JSON.stringify(document, null, 2)}\n`;
 }
 
-const check = process.argv.includes("--check");
-const stale: string[] = [];
-for (const name of Object.keys(SCHEMAS)) {
-  const path = new URL(`../schemas/${name}.json`, import.meta.url);
-  const want = renderSchema(name);
-  if (check) {
-    const have = await readFile(path, "utf8").catch(() => "");
-    if (have !== want) stale.push(name);
-  } else {
-    await writeFile(path, want);
+async function main() {
+  const check = process.argv.includes("--check");
+  const stale: string[] = [];
+  for (const name of Object.keys(SCHEMAS)) {
+    const path = new URL(`../schemas/${name}.json`, import.meta.url);
+    const want = renderSchema(name);
+    if (check) {
+      const have = await readFile(path, "utf8").catch(() => "");
+      if (have !== want) stale.push(name);
+    } else {
+      await writeFile(path, want);
+    }
+  }
+  if (stale.length > 0) {
+    console.error(`schemas/ is stale for: ${stale.join(", ")}; run npm run gen:schemas`);
+    process.exit(1);
   }
 }
-if (stale.length > 0) {
-  console.error(`schemas/ is stale for: ${stale.join(", ")}; run npm run gen:schemas`);
-  process.exit(1);
-}
+
+// Run only as a script: importing renderSchema must not rewrite schemas/.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -83,7 +83,10 @@ export function validateManifest(input: unknown, options: ManifestOptions): Mani
     }
     const auth = entry.auth ?? { type: entry.sensitivity === "public" ? "none" : "gateway-token" };
     if (entry.sensitivity !== "public" && auth.type !== "gateway-token") {
-      at("auth", `must be {"type":"gateway-token"} for a ${entry.sensitivity} provider`);
+      at(
+        "auth",
+        `must be {"type":"gateway-token"} for a sensitive (${entry.sensitivity}) provider`,
+      );
     }
     const { endpoint, auth: _auth, ...rest } = entry;
     providers.push({
