@@ -127,6 +127,8 @@ function toRecord(
     const { candidates, warnings } = sanitiseAnswer(result.candidates, result.warnings, limit);
     return {
       ...base,
+      // A provider that reports what the call cost (Exa does) is believed over the manifest.
+      cost_micros: result.cost_micros ?? spec.cost_micros,
       outcome: "success",
       code: "ok",
       retryable: false,

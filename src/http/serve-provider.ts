@@ -8,32 +8,32 @@ import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import type { ProviderErrorCode } from "../protocol/codes.ts";
 import {
+  PROVIDER_ERROR_STATUS,
   PROVIDER_ERROR_VERSION,
   PROVIDER_RESPONSE_VERSION,
   ProviderRequestSchema,
   type ProviderResponse,
 } from "../protocol/provider-wire.ts";
 import { redact } from "../transport/redact.ts";
-import type { SearchAdapter } from "../transport/provider-client.ts";
+import { ProviderError, type SearchAdapter } from "../transport/provider-client.ts";
 
 /** A provider request is one small JSON object; anything larger is not one. */
 const MAX_PROVIDER_REQUEST_BYTES = 65_536;
 
-const STATUS: Record<ProviderErrorCode, 400 | 404 | 429 | 500 | 501 | 503> = {
-  invalid_request: 400,
-  unsupported_action: 501,
-  rate_limited: 429,
-  search_failed: 500,
-  adapter_unavailable: 503,
-};
-
 export function serveProvider(adapter: SearchAdapter): Hono {
   const app = new Hono();
-  const error = (code: ProviderErrorCode, message: string) =>
-    new Response(
-      JSON.stringify({ schema_version: PROVIDER_ERROR_VERSION, code, message: redact(message) }),
-      { status: STATUS[code], headers: { "content-type": "application/json" } },
-    );
+  const error = (code: ProviderErrorCode, message: string, retryAfterMs?: number) => {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    // Retry-After in whole seconds (RFC 9110 section 10.2.3), rounded up.
+    if (retryAfterMs !== undefined) headers["retry-after"] = String(Math.ceil(retryAfterMs / 1000));
+    const body = {
+      schema_version: PROVIDER_ERROR_VERSION,
+      code,
+      message: redact(message),
+      ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }),
+    };
+    return new Response(JSON.stringify(body), { status: PROVIDER_ERROR_STATUS[code], headers });
+  };
 
   app.post(
     "*",
@@ -71,6 +71,7 @@ export function serveProvider(adapter: SearchAdapter): Hono {
       try {
         answer = await adapter.search({ query, limit }, c.req.raw.signal);
       } catch (e) {
+        if (e instanceof ProviderError) return error(e.code, e.message, e.retryAfterMs);
         return error("search_failed", e instanceof Error ? e.message : String(e));
       }
       const body: ProviderResponse = {

@@ -4,7 +4,7 @@
  * honest empty.
  */
 import * as v from "valibot";
-import { PROVIDER_ERROR_CODES } from "./codes.ts";
+import { PROVIDER_ERROR_CODES, type ProviderErrorCode } from "./codes.ts";
 import { MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT } from "./limits.ts";
 
 export const PROVIDER_REQUEST_VERSION = "tracefetch.provider-request.v1";
@@ -46,3 +46,12 @@ export const ProviderErrorSchema = v.object({
   retry_after_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 export type ProviderErrorBody = v.InferOutput<typeof ProviderErrorSchema>;
+
+/** The HTTP status a provider answers with each error code (serveProvider, and in-process adapters). */
+export const PROVIDER_ERROR_STATUS: Record<ProviderErrorCode, 400 | 429 | 500 | 501 | 503> = {
+  invalid_request: 400,
+  unsupported_action: 501,
+  rate_limited: 429,
+  search_failed: 500,
+  adapter_unavailable: 503,
+};

@@ -11,7 +11,9 @@ import type {
   ProviderErrorCode,
   TimeoutBudget,
 } from "../protocol/codes.ts";
+import { PROVIDER_ERROR_STATUS } from "../protocol/provider-wire.ts";
 import { AttemptAbort } from "./attempt-abort.ts";
+import { ProviderError } from "./provider-client.ts";
 import { redact } from "./redact.ts";
 
 export type Failure = {
@@ -58,6 +60,14 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       budget: "provider_timeout",
       message: `the HTTP client's own deadline fired (${code})`,
     };
+  }
+  if (phase === "adapter" && error instanceof ProviderError) {
+    const body = {
+      code: error.code,
+      message: error.message,
+      ...(error.retryAfterMs === undefined ? {} : { retry_after_ms: error.retryAfterMs }),
+    };
+    return classifyStatus(PROVIDER_ERROR_STATUS[error.code], body, null);
   }
   if (phase === "adapter") {
     return failed("search_failed", "search_failed", true, `the built-in failed: ${text}`);

@@ -21,7 +21,12 @@ async function callAdapter(adapter: SearchAdapter, call: ProviderCall): Promise<
       adapter.search({ query: call.query, limit: call.limit }, signal),
       signal,
     );
-    return { kind: "answer", candidates: answer.candidates, warnings: answer.warnings ?? [] };
+    return {
+      kind: "answer",
+      candidates: answer.candidates,
+      warnings: answer.warnings ?? [],
+      ...(answer.cost_micros === undefined ? {} : { cost_micros: answer.cost_micros }),
+    };
   } catch (error) {
     return { kind: "failure", ...classifyThrown(error, "adapter", signal) };
   }

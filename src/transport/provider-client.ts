@@ -2,6 +2,7 @@
  * The one interface every transport implements: a built-in in process and a remote provider over
  * HTTP are called the same way and answer the same way.
  */
+import type { ProviderErrorCode } from "../protocol/codes.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import type { ByteBudget } from "./byte-budget.ts";
 import type { Failure } from "./classify.ts";
@@ -26,7 +27,13 @@ export type ProviderCall = {
 };
 
 /** An answer that passed the protocol checks; the core still sanitises every candidate. */
-export type Answer = { kind: "answer"; candidates: WireCandidate[]; warnings: string[] };
+export type Answer = {
+  kind: "answer";
+  candidates: WireCandidate[];
+  warnings: string[];
+  /** What this call cost when the provider reports it (Exa does); else the manifest's cost_micros. */
+  cost_micros?: number;
+};
 
 export type TransportResult = Answer | ({ kind: "failure" } & Failure);
 
@@ -34,15 +41,35 @@ export interface ProviderClient {
   call(call: ProviderCall): Promise<TransportResult>;
 }
 
+/** What an adapter answers: candidates (possibly none: an honest empty) and optional warnings. */
+export type SearchAnswer = {
+  candidates: WireCandidate[];
+  warnings?: string[];
+  cost_micros?: number;
+};
+
 /**
  * What a provider author implements once; it runs in process as a built-in and over HTTP through
- * serveProvider. Throwing means the search failed; an empty list means an honest empty.
+ * serveProvider. Throwing means the search failed (throw a ProviderError to say how); an empty list
+ * means an honest empty.
  */
 export interface SearchAdapter {
   readonly name: string;
   readonly scope: string;
-  search(
-    request: { query: string; limit: number },
-    signal: AbortSignal,
-  ): Promise<{ candidates: WireCandidate[]; warnings?: string[] }>;
+  search(request: { query: string; limit: number }, signal: AbortSignal): Promise<SearchAnswer>;
+}
+
+/**
+ * Thrown by an adapter to fail with a code of the provider protocol (design 3.2), e.g. a rate
+ * limit with its wait; any other error is `search_failed`.
+ */
+export class ProviderError extends Error {
+  override name = "ProviderError";
+  constructor(
+    readonly code: ProviderErrorCode,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
 }
