@@ -28,6 +28,8 @@ export type FanOutContext = {
   gateFor: (spec: ProviderSpec) => Semaphore;
   /** Connections one search may have waiting for headers at once (Workers: 6), or null for no bound. */
   maxPendingConnections: number | null;
+  /** Per-attempt headers (a provider token minted for `budgetMs`); absent means none. */
+  headersFor?: (spec: ProviderSpec, budgetMs: number) => Promise<Record<string, string>>;
   /** Called as each attempt finishes, in completion order (for streaming). */
   onAttempt?: (index: number, record: AttemptRecord) => void;
 };
@@ -77,10 +79,11 @@ async function attempt(
   const callerLeft = ctx.timeoutMs - FUSION_RESERVE_MS - (started - ctx.startedAt);
   const providerMs = spec.timeout_seconds * 1000;
   const budget = providerMs <= callerLeft ? "provider_timeout" : "caller_deadline";
+  const budgetMs = Math.max(0, Math.min(providerMs, callerLeft));
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new AttemptAbort("timeout", budget)),
-    Math.max(0, Math.min(providerMs, callerLeft)),
+    budgetMs,
   );
   if (ctx.signal.aborted) controller.abort(new AttemptAbort("cancelled"));
   else live.add(controller);
@@ -90,6 +93,7 @@ async function attempt(
   try {
     // Time queued behind the provider's concurrency limit counts against this attempt's deadline.
     release = await ctx.gateFor(spec).acquire(signal);
+    const headers = ctx.headersFor ? await ctx.headersFor(spec, budgetMs) : undefined;
     result = await ctx.clientFor(spec).call({
       query: ctx.query,
       limit: ctx.limit,
@@ -98,6 +102,7 @@ async function attempt(
       signal,
       budget: ctx.budget,
       connectGate,
+      ...(headers === undefined ? {} : { headers }),
     });
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };

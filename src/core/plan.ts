@@ -17,8 +17,11 @@ export type PlanContext = {
   manifest: Manifest;
   /** At most this many providers are contacted (TRACEFETCH_MAX_PROVIDERS). */
   maxProviders: number;
-  /** Whether the caller may see a sensitive provider; invisible ones are never planned. */
-  entitled: (spec: ProviderSpec) => boolean;
+  /**
+   * Whether this caller may see a provider. Providers it may not see are never planned or listed;
+   * naming one gets `unauthorized` (no token) or `insufficient_scope` (a token without its scope).
+   */
+  entitlement: (spec: ProviderSpec) => "granted" | "needs_token" | "needs_scope";
   /** Why a selected provider cannot run now (a built-in without its key), or null when it can. */
   unavailable: (spec: ProviderSpec) => SkipReason | null;
 };
@@ -27,8 +30,8 @@ export type PlanResult = { ok: true; plan: Plan } | { ok: false; problem: Reques
 
 export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult {
   const all = ctx.manifest.providers;
-  const visible = all.filter((p) => p.sensitivity === "public" || ctx.entitled(p));
-  const selected = select(request, all, visible);
+  const visible = all.filter((p) => ctx.entitlement(p) === "granted");
+  const selected = select(request, all, visible, ctx.entitlement);
   if (!selected.ok) return selected;
   const picked = selected.providers;
   const isolated = picked.find((p) => p.isolated);
@@ -85,10 +88,18 @@ function select(
   request: SearchRequest,
   all: readonly ProviderSpec[],
   visible: readonly ProviderSpec[],
+  entitlement: PlanContext["entitlement"],
 ): Selection {
   const inScope = scopeMembers(request.scope ?? "auto", all, visible);
   if (inScope === null) {
     return refuse("unknown_scope", `there is no scope "${request.scope}"`, "scope");
+  }
+  // A manifest scope whose providers this caller may not see is refused like naming them.
+  const hidden = request.scope === null
+    ? undefined
+    : all.find((p) => p.scope === request.scope && !visible.includes(p));
+  if (hidden && inScope.length === 0 && request.providers === null) {
+    return notEntitled(hidden, entitlement);
   }
   if (request.providers === null) return { ok: true, providers: inScope };
   const named = new Set(request.providers);
@@ -97,13 +108,7 @@ function select(
     if (spec === undefined) {
       return refuse("unknown_provider", `there is no provider "${name}"`, "providers");
     }
-    if (!visible.includes(spec)) {
-      return refuse(
-        "unauthorized",
-        `provider "${name}" needs a token that grants its scope`,
-        "providers",
-      );
-    }
+    if (!visible.includes(spec)) return notEntitled(spec, entitlement);
     if (request.scope !== null && !inScope.includes(spec)) {
       return refuse(
         "provider_not_in_scope",
@@ -114,6 +119,18 @@ function select(
   }
   // Without a scope, the named providers are the selection (an isolated one may run alone).
   return { ok: true, providers: visible.filter((p) => named.has(p.name)) };
+}
+
+/** Names of sensitive providers are not secret, their content is: say what access would need. */
+function notEntitled(spec: ProviderSpec, entitlement: PlanContext["entitlement"]): Selection {
+  const scope = `tracefetch:${spec.scope}`;
+  return entitlement(spec) === "needs_token"
+    ? refuse("unauthorized", `provider "${spec.name}" needs a token granting ${scope}`, "providers")
+    : refuse(
+      "insufficient_scope",
+      `the token does not grant ${scope}, which provider "${spec.name}" needs`,
+      "providers",
+    );
 }
 
 /** The providers a scope means, or null for a scope nobody declares. */

@@ -20,10 +20,10 @@ import type { WireCandidate } from "../protocol/provider-wire.ts";
 import { redact } from "../transport/redact.ts";
 
 /** Keys that name secrets, removed at every depth. */
-const SECRET_KEY =
+export const SECRET_KEY =
   /authorization|cookie|credential|passw(or)?d|secret|token|api[_-]?key|session|private[_-]?key/i;
 /** Keys that would reach an object's prototype in a careless consumer. */
-const POISON_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+export const POISON_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 export type Sanitised = { candidates: Candidate[]; warnings: string[] };
 

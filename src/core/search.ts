@@ -24,6 +24,7 @@ export type SearchDeps =
 export type SearchHooks = {
   onPlan?: (decision: Decision) => void;
   onAttempt?: FanOutContext["onAttempt"];
+  headersFor?: FanOutContext["headersFor"];
 };
 
 /** A search that ran: what the envelope needs to say about it. */
@@ -81,6 +82,7 @@ export async function executePlan(
     gateFor: deps.gateFor,
     maxPendingConnections: deps.maxPendingConnections,
     ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
+    ...(hooks.headersFor ? { headersFor: hooks.headersFor } : {}),
   });
   const fusionStart = deps.now();
   const merged = fuse(

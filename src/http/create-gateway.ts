@@ -12,24 +12,20 @@ import {
   REQUEST_ID_PATTERN,
 } from "../protocol/limits.ts";
 import type { ParsedSearchRequest } from "../protocol/search-request.ts";
-import type { ProviderListing } from "../protocol/envelope-schema.ts";
 import { executePlan } from "../core/search.ts";
 import { planSearch } from "../core/plan.ts";
 import { searchEnvelope, serverTiming } from "../envelope/search-envelope.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
-import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { type GatewayConfig, resolveConfig } from "./gateway-config.ts";
-import { GatewayState } from "./gateway-state.ts";
+import { GatewayState, providerTokenHeaders } from "./gateway-state.ts";
+import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
+import { registerInfoRoutes } from "./info-routes.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { requestFromBody, requestFromQuery } from "./search-input.ts";
-import { SCHEMA_DOCUMENTS } from "./schema-documents.ts";
 
-type Env = { Variables: { requestId: string } };
-
-export function createGateway(config: GatewayConfig): Hono<Env> {
+export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(config));
-  const { manifest } = state.config;
-  const app = new Hono<Env>();
+  const app = new Hono<GatewayEnv>();
 
   app.use("*", async (c, next) => {
     const incoming = c.req.header("x-request-id");
@@ -39,9 +35,10 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
     );
     await next();
   });
+  app.use("*", callerMiddleware(state));
 
   const search = async (
-    c: Context<Env>,
+    c: Context<GatewayEnv>,
     read: () => Promise<ParsedSearchRequest>,
     streamParam: string | null = null,
   ) => {
@@ -64,7 +61,9 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
         const { code, message, field } = parsed.problem;
         return problemResponse("search", code, requestId, message, field);
       }
-      const planned = planSearch(parsed.request, state.deps);
+      const caller = c.get("caller");
+      const deps = state.depsFor(caller);
+      const planned = planSearch(parsed.request, deps);
       if (!planned.ok) {
         const { code, message, field } = planned.problem;
         return problemResponse("search", code, requestId, message, field);
@@ -73,15 +72,18 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
       const job = {
         request: parsed.request,
         plan: planned.plan,
-        deps: state.deps,
+        deps,
         requestId,
+        headersFor: providerTokenHeaders(state, caller, new URL(c.req.url).origin),
         heartbeatMs: state.config.heartbeatMs,
       };
       if (format !== null) {
         handedToStream = true;
         return streamSearch(c, format, job, () => state.inflight--);
       }
-      const done = await executePlan(job.request, job.plan, job.deps, requestId, c.req.raw.signal);
+      const done = await executePlan(job.request, job.plan, deps, requestId, c.req.raw.signal, {
+        ...(job.headersFor ? { headersFor: job.headersFor } : {}),
+      });
       return envelopeResponse(searchEnvelope(done, requestId, parsed.request.view), {
         "server-timing": serverTiming(done),
       });
@@ -120,68 +122,14 @@ export function createGateway(config: GatewayConfig): Hono<Env> {
     return search(c, () => Promise.resolve(requestFromQuery(url)), streamParam);
   });
 
-  app.get("/v1/providers", (c) => {
-    const providers: ProviderListing[] = manifest.providers
-      .filter((p) => p.sensitivity === "public")
-      .map((p) => ({
-        name: p.name,
-        scope: p.scope,
-        source_class: p.source_class,
-        sensitivity: p.sensitivity,
-        isolated: p.isolated,
-        cost_micros: p.cost_micros,
-        transport: p.transport,
-      }));
-    return envelopeResponse(buildEnvelope("providers", "ok", c.get("requestId"), {
-      result: { providers, tiers: manifest.tiers, default_tier: manifest.default_tier },
-    }));
-  });
-
-  app.get("/v1/status", (c) =>
-    envelopeResponse(buildEnvelope("status", "ok", c.get("requestId"), {
-      result: {
-        service: "tracefetch-edge",
-        version: state.config.version,
-        providers: manifest.providers
-          .filter((p) => p.sensitivity === "public")
-          .map((p) => {
-            const reason = state.unavailable(p);
-            return {
-              name: p.name,
-              state: reason === null
-                ? "ready" as const
-                : reason === "disabled"
-                ? "disabled" as const
-                : "not_configured" as const,
-            };
-          }),
-        searches_in_flight: state.inflight,
-        max_inflight: state.config.maxInflight,
-        max_providers: state.config.maxProviders,
-      },
-    })));
-
-  app.get("/schemas/:file", (c) => {
-    const name = c.req.param("file").replace(/\.json$/, "");
-    const document = Object.hasOwn(SCHEMA_DOCUMENTS, name) ? SCHEMA_DOCUMENTS[name] : undefined;
-    if (!c.req.param("file").endsWith(".json") || document === undefined) {
-      return problemResponse(
-        "schema",
-        "not_found",
-        c.get("requestId"),
-        `there is no schema "${c.req.param("file")}"; try ${
-          Object.keys(SCHEMA_DOCUMENTS).map((n) => `${n}.json`).join(", ")
-        }`,
-      );
-    }
-    return c.json(document, 200, { "cache-control": "public, max-age=300" });
-  });
+  registerInfoRoutes(app, state);
 
   const routes: Array<[string, Command]> = [
     ["/v1/search", "search"],
     ["/v1/providers", "providers"],
     ["/v1/status", "status"],
     ["/schemas/:file", "schema"],
+    ["/.well-known/jwks.json", "unknown"],
   ];
   for (const [path, command] of routes) {
     app.all(

@@ -16,6 +16,13 @@ import {
   validateManifest,
 } from "../protocol/validate-manifest.ts";
 import type { SearchAdapter } from "../transport/provider-client.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import { readAuthSettings } from "../auth/auth-settings.ts";
+import { type CallerVerifier, createCallerVerifier } from "../auth/verify-caller.ts";
+import {
+  createProviderTokenSigner,
+  type ProviderTokenSigner,
+} from "../auth/provider-token-signer.ts";
 
 export type GatewayConfig = {
   /** The manifest as JSON text or a decoded value; validated here. */
@@ -38,8 +45,19 @@ export type GatewayConfig = {
   version?: string;
 };
 
+export type ResolvedAuth = {
+  /** Verifies caller tokens; null when no key source is configured (every caller is anonymous). */
+  verifier: CallerVerifier | null;
+  /** Mints provider tokens; null without TRACEFETCH_SIGNING_JWK (gateway-token providers are skipped). */
+  signer: ProviderTokenSigner | null;
+  requireAuth: boolean;
+  /** `iss` of provider tokens; null: the gateway's own origin, per request. */
+  gatewayIssuer: string | null;
+};
+
 export type ResolvedConfig = {
   manifest: Manifest;
+  auth: ResolvedAuth;
   builtins: Partial<Record<BuiltinName, SearchAdapter>>;
   env: Record<string, string | undefined>;
   fetch: typeof fetch;
@@ -52,10 +70,7 @@ export type ResolvedConfig = {
   version: string;
 };
 
-/** A configuration the gateway refuses to start with; the message says what to fix. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError } from "../protocol/config-error.ts";
 
 export function resolveConfig(config: GatewayConfig): ResolvedConfig {
   const options = { allowLoopback: config.allowLoopback ?? false };
@@ -63,11 +78,19 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
     ? parseManifestText(config.manifest, options)
     : validateManifest(config.manifest, options);
   if (!parsed.ok) throw new ConfigError(`invalid manifest: ${formatManifestIssues(parsed.issues)}`);
+  const fetchImpl: typeof fetch = config.fetch ?? ((input, init) => fetch(input, init));
+  const settings = readAuthSettings(config.env ?? {}, options.allowLoopback);
   return {
     manifest: parsed.manifest,
+    auth: {
+      verifier: createCallerVerifier(settings, fetchImpl),
+      signer: settings.signingJwk === null ? null : createProviderTokenSigner(settings.signingJwk),
+      requireAuth: settings.requireAuth,
+      gatewayIssuer: settings.gatewayIssuer,
+    },
     builtins: config.builtins ?? {},
     env: config.env ?? {},
-    fetch: config.fetch ?? ((input, init) => fetch(input, init)),
+    fetch: fetchImpl,
     now: config.now ?? (() => performance.now()),
     maxProviders: positive("TRACEFETCH_MAX_PROVIDERS", config.maxProviders, DEFAULT_MAX_PROVIDERS),
     maxInflight: positive("TRACEFETCH_MAX_INFLIGHT", config.maxInflight, DEFAULT_MAX_INFLIGHT),

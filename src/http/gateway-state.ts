@@ -11,19 +11,19 @@ import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
+import { ANONYMOUS, type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
 
 export class GatewayState {
   inflight = 0;
   readonly #clients = new Map<string, ProviderClient>();
   readonly #gates = new Map<string, Semaphore>();
-  readonly deps: SearchDeps;
+  readonly #deps: SearchDeps;
 
   constructor(readonly config: ResolvedConfig) {
-    this.deps = {
+    this.#deps = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
-      // Caller tokens are not verified by this build: sensitive providers stay invisible.
-      entitled: () => false,
+      entitlement: (spec) => entitlement(ANONYMOUS, spec),
       unavailable: (spec) => this.unavailable(spec),
       clientFor: (spec) => this.#client(spec),
       gateFor: (spec) => this.#gate(spec),
@@ -31,6 +31,18 @@ export class GatewayState {
       searchBudgetBytes: config.searchBudgetBytes,
       maxPendingConnections: config.maxPendingConnections,
     };
+  }
+
+  /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
+  depsFor(caller: Caller): SearchDeps {
+    return caller.kind === "anonymous"
+      ? this.#deps
+      : { ...this.#deps, entitlement: (spec) => entitlement(caller, spec) };
+  }
+
+  /** The providers this caller may see, in manifest order. */
+  visibleTo(caller: Caller): ProviderSpec[] {
+    return this.config.manifest.providers.filter((p) => entitlement(caller, p) === "granted");
   }
 
   /** Why a provider cannot be contacted with this configuration, or null when it can. */
@@ -46,8 +58,7 @@ export class GatewayState {
       case "bearer":
         return this.config.env[spec.auth.secret] ? null : "not_configured";
       case "gateway-token":
-        // Minting provider tokens needs a signing key, which this build does not configure.
-        return "not_configured";
+        return this.config.auth.signer ? null : "not_configured";
       default: {
         const never: never = spec.auth;
         throw new Error(`unhandled auth ${JSON.stringify(never)}`);
@@ -86,4 +97,26 @@ export class GatewayState {
     }
     return gate;
   }
+}
+
+/** Per-attempt headers: a provider token for `gateway-token` providers, minted for this caller. */
+export function providerTokenHeaders(
+  state: GatewayState,
+  caller: Caller,
+  origin: string,
+): ((spec: ProviderSpec, budgetMs: number) => Promise<Record<string, string>>) | undefined {
+  const signer = state.config.auth.signer;
+  if (!signer) return undefined;
+  const issuer = state.config.auth.gatewayIssuer ?? origin;
+  return async (spec, budgetMs) => {
+    if (spec.auth.type !== "gateway-token") return {};
+    const token = await signer.mint({
+      issuer,
+      audience: spec.name,
+      subject: subjectOf(caller),
+      scope: requiredScope(spec),
+      budgetMs,
+    });
+    return { authorization: `Bearer ${token}` };
+  };
 }

@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { stream } from "hono/streaming";
 import type { SearchRequest } from "../protocol/search-request.ts";
-import { executePlan, type SearchDeps } from "../core/search.ts";
+import { executePlan, type SearchDeps, type SearchHooks } from "../core/search.ts";
 import type { Plan } from "../core/plan.ts";
 import { doneEnvelope } from "../envelope/search-envelope.ts";
 
@@ -44,10 +44,11 @@ export function streamSearch(
     deps: SearchDeps;
     requestId: string;
     heartbeatMs: number;
+    headersFor: SearchHooks["headersFor"];
   },
   finished: () => void,
 ): Response {
-  const { request, plan, deps, requestId, heartbeatMs } = search;
+  const { request, plan, deps, requestId, heartbeatMs, headersFor } = search;
   c.header("content-type", CONTENT_TYPES[format]);
   c.header("cache-control", "no-store");
   c.header("x-request-id", requestId);
@@ -75,6 +76,7 @@ export function streamSearch(
         onPlan: (decision) => send({ event: "plan", request_id: requestId, decision }),
         onAttempt: (index, attempt) =>
           send({ event: "provider", request_id: requestId, index, attempt }),
+        ...(headersFor ? { headersFor } : {}),
       });
       if (!signal.aborted) {
         send({ event: "merged", request_id: requestId, merged: done.result.merged ?? [] });

@@ -1,5 +1,5 @@
 /**
- * serveProvider(adapter): exposes any in-process provider over the HTTP provider protocol
+ * serveProvider(adapter, options): exposes any in-process provider over the HTTP provider protocol
  * (design 3.2) as a Hono app. One contract, two transports: the adapter a built-in runs in process
  * is the same one served here.
  */
@@ -7,6 +7,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import type { ProviderErrorCode } from "../protocol/codes.ts";
+import { MAX_WARNING_CHARS, MAX_WARNINGS } from "../protocol/limits.ts";
 import {
   PROVIDER_ERROR_STATUS,
   PROVIDER_ERROR_VERSION,
@@ -20,27 +21,33 @@ import { ProviderError, type SearchAdapter } from "../transport/provider-client.
 /** A provider request is one small JSON object; anything larger is not one. */
 const MAX_PROVIDER_REQUEST_BYTES = 65_536;
 
-export function serveProvider(adapter: SearchAdapter): Hono {
+export type ServeProviderOptions = {
+  /**
+   * Runs before the body is read, for every POST (e.g. a gateway-token check): a Response refuses
+   * the request and is answered as is; null lets it through. It must not consume the body. A hook
+   * that throws refuses too (fail closed).
+   */
+  verify?: (request: Request) => Promise<Response | null>;
+};
+
+export function serveProvider(adapter: SearchAdapter, options: ServeProviderOptions = {}): Hono {
   const app = new Hono();
-  const error = (code: ProviderErrorCode, message: string, retryAfterMs?: number) => {
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    // Retry-After in whole seconds (RFC 9110 section 10.2.3), rounded up.
-    if (retryAfterMs !== undefined) headers["retry-after"] = String(Math.ceil(retryAfterMs / 1000));
-    const body = {
-      schema_version: PROVIDER_ERROR_VERSION,
-      code,
-      message: redact(message),
-      ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }),
-    };
-    return new Response(JSON.stringify(body), { status: PROVIDER_ERROR_STATUS[code], headers });
-  };
+  const { verify } = options;
 
   app.post(
     "*",
+    async (c, next) => {
+      const refused = verify ? await verify(c.req.raw) : null;
+      if (refused) return refused;
+      await next();
+    },
     bodyLimit({
       maxSize: MAX_PROVIDER_REQUEST_BYTES,
       onError: () =>
-        error("invalid_request", `a request is at most ${MAX_PROVIDER_REQUEST_BYTES} bytes`),
+        providerError(
+          "invalid_request",
+          `a request is at most ${MAX_PROVIDER_REQUEST_BYTES} bytes`,
+        ),
     }),
     async (c) => {
       let json: unknown;
@@ -49,13 +56,13 @@ export function serveProvider(adapter: SearchAdapter): Hono {
           new TextDecoder("utf-8", { fatal: true }).decode(await c.req.arrayBuffer()),
         );
       } catch {
-        return error("invalid_request", "the body is not UTF-8 JSON");
+        return providerError("invalid_request", "the body is not UTF-8 JSON");
       }
       const action = typeof json === "object" && json !== null
         ? (json as { action?: unknown }).action
         : undefined;
       if (typeof action === "string" && action !== "search") {
-        return error(
+        return providerError(
           "unsupported_action",
           `this provider does not support the "${action.slice(0, 40)}" action`,
         );
@@ -64,29 +71,53 @@ export function serveProvider(adapter: SearchAdapter): Hono {
       if (!parsed.success) {
         const issue = parsed.issues[0];
         const at = issue?.path?.map((p) => String(p.key)).join(".") || "request";
-        return error("invalid_request", `${at}: ${issue?.message ?? "invalid"}`);
+        return providerError("invalid_request", `${at}: ${issue?.message ?? "invalid"}`);
       }
       const { query, limit } = parsed.output;
       let answer: Awaited<ReturnType<SearchAdapter["search"]>>;
       try {
         answer = await adapter.search({ query, limit }, c.req.raw.signal);
       } catch (e) {
-        if (e instanceof ProviderError) return error(e.code, e.message, e.retryAfterMs);
-        return error("search_failed", e instanceof Error ? e.message : String(e));
+        if (e instanceof ProviderError) return providerError(e.code, e.message, e.retryAfterMs);
+        return providerError("search_failed", e instanceof Error ? e.message : String(e));
       }
       const body: ProviderResponse = {
         schema_version: PROVIDER_RESPONSE_VERSION,
         provider: adapter.name,
         scope: adapter.scope,
         candidates: answer.candidates.slice(0, limit),
-        warnings: answer.warnings ?? [],
+        // The gateway would cut them the same way; a conforming provider needs no cutting.
+        warnings: (answer.warnings ?? []).slice(0, MAX_WARNINGS).map((w) =>
+          redact(w, MAX_WARNING_CHARS)
+        ),
       };
       return c.json(body);
     },
   );
   app.all(
     "*",
-    () => error("unsupported_action", "the provider protocol is one POST of a JSON request"),
+    () =>
+      providerError("unsupported_action", "the provider protocol is one POST of a JSON request"),
   );
+  // Whatever else goes wrong (a throwing verify hook included) is a failure with a body, never a
+  // bare 500 the gateway has to guess about, and never a success.
+  app.onError((e) => providerError("search_failed", e instanceof Error ? e.message : String(e)));
   return app;
+}
+
+/** A `tracefetch.provider-error.v1` answer with a redacted, bounded message. */
+function providerError(code: ProviderErrorCode, message: string, retryAfterMs?: number): Response {
+  const wait = retryAfterMs !== undefined && Number.isFinite(retryAfterMs)
+    ? Math.max(0, Math.ceil(retryAfterMs))
+    : undefined;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  // Retry-After in whole seconds (RFC 9110 section 10.2.3), rounded up.
+  if (wait !== undefined) headers["retry-after"] = String(Math.ceil(wait / 1000));
+  const body = {
+    schema_version: PROVIDER_ERROR_VERSION,
+    code,
+    message: redact(message),
+    ...(wait === undefined ? {} : { retry_after_ms: wait }),
+  };
+  return new Response(JSON.stringify(body), { status: PROVIDER_ERROR_STATUS[code], headers });
 }

@@ -85,3 +85,16 @@ export const HEARTBEAT_INTERVAL_MS = 15_000;
  * queue the rest ourselves so the wait is honest (it counts against the attempt's deadline).
  */
 export const WORKERS_MAX_PENDING_CONNECTIONS = 6;
+
+/**
+ * What the CLI reads of one gateway answer. An envelope repeats what its attempts read (at most
+ * MAX_SEARCH_BODY_BYTES) in `candidates` and again in `merged`, so twice that budget fits every
+ * honest answer with room for JSON escaping, and a runaway or hostile gateway costs no more.
+ */
+export const MAX_GATEWAY_ANSWER_BYTES = 32 * 1_048_576;
+
+/** The CLI waits this long past a search's `timeout_ms`: fusion, encoding and the round trip. */
+export const GATEWAY_GRACE_MS = 5_000;
+
+/** `status`, `doctor` and `connect` are answered from memory; a gateway silent this long is not answering. */
+export const GATEWAY_STATUS_TIMEOUT_MS = 5_000;

@@ -16,3 +16,4 @@ export * from "./validate-manifest.ts";
 export * from "./provider-wire.ts";
 export * from "./search-request.ts";
 export * from "./envelope-schema.ts";
+export * from "./config-error.ts";

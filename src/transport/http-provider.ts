@@ -17,6 +17,9 @@ import type { ProviderCall, ProviderClient, TransportResult } from "./provider-c
 /** A failing provider's error body is read only this far: enough for a code and a message. */
 export const MAX_ERROR_BODY_BYTES = 65_536;
 
+/** What a provider's answer must be labelled: application/json or a +json type. */
+export const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i;
+
 export type HttpProviderOptions = {
   name: string;
   scope: string;
@@ -49,6 +52,7 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
       method: "POST",
       headers: {
         ...extra,
+        ...call.headers,
         "content-type": "application/json",
         accept: "application/json",
         "x-request-id": call.requestId,
@@ -100,7 +104,7 @@ async function readAnswer(
     );
   }
   const type = response.headers.get("content-type") ?? "";
-  if (!/^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i.test(type)) {
+  if (!JSON_CONTENT_TYPE.test(type)) {
     await response.body?.cancel().catch(() => {});
     return fail(
       protocolError(

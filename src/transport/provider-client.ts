@@ -24,6 +24,8 @@ export type ProviderCall = {
    * HTTP client holds a place from the request until its headers arrive. Null: no bound.
    */
   connectGate: Semaphore | null;
+  /** Headers for this call only, e.g. a provider token minted for this attempt. */
+  headers?: Record<string, string>;
 };
 
 /** An answer that passed the protocol checks; the core still sanitises every candidate. */

@@ -1,0 +1,111 @@
+/**
+ * Reads the auth bindings (TRACEFETCH_AUTH_*, TRACEFETCH_SIGNING_JWK, TRACEFETCH_REQUIRE_AUTH) and
+ * refuses a half-configured setup at start, never on the first request.
+ */
+import { ConfigError } from "../protocol/config-error.ts";
+import { endpointProblem } from "../protocol/validate-manifest.ts";
+
+/** HS256 is for development, and only with a secret of at least 256 bits (RFC 7518 section 3.2). */
+export const MIN_HS256_SECRET_BYTES = 32;
+
+export type KeySource =
+  | { kind: "jwks_url"; url: string }
+  | { kind: "jwks"; jwks: { keys: Record<string, unknown>[] } }
+  | { kind: "secret"; secret: Uint8Array };
+
+export type AuthSettings = {
+  /** How caller tokens are verified; empty when callers are all anonymous. */
+  sources: KeySource[];
+  issuer: string | null;
+  audience: string | null;
+  requireAuth: boolean;
+  /** TRACEFETCH_SIGNING_JWK as given: a private Ed25519 JWK or a JWKS of them. */
+  signingJwk: string | null;
+  /** The `iss` of provider tokens (TRACEFETCH_GATEWAY_ISSUER); null means the gateway's own origin. */
+  gatewayIssuer: string | null;
+};
+
+export function readAuthSettings(
+  env: Record<string, string | undefined>,
+  allowLoopback: boolean,
+): AuthSettings {
+  const get = (name: string) => {
+    const value = env[name]?.trim();
+    return value === undefined || value === "" ? null : value;
+  };
+  const sources: KeySource[] = [];
+  const jwksUrl = get("TRACEFETCH_AUTH_JWKS_URL");
+  if (jwksUrl !== null) {
+    const problem = endpointProblem(jwksUrl, allowLoopback);
+    if (problem) throw new ConfigError(`TRACEFETCH_AUTH_JWKS_URL ${problem}`);
+    sources.push({ kind: "jwks_url", url: jwksUrl });
+  }
+  const jwks = get("TRACEFETCH_AUTH_JWKS");
+  if (jwks !== null) {
+    const set = parseJwks("TRACEFETCH_AUTH_JWKS", jwks);
+    // Verification needs public keys only; a private key here is a leak waiting to happen.
+    if (set.keys.some((k) => "d" in k)) {
+      throw new ConfigError(
+        'TRACEFETCH_AUTH_JWKS must hold public keys only (a key has a private "d")',
+      );
+    }
+    sources.push({ kind: "jwks", jwks: set });
+  }
+  const secret = get("TRACEFETCH_AUTH_SECRET");
+  if (secret !== null) {
+    const bytes = new TextEncoder().encode(secret);
+    if (bytes.byteLength < MIN_HS256_SECRET_BYTES) {
+      throw new ConfigError(
+        `TRACEFETCH_AUTH_SECRET must be at least ${MIN_HS256_SECRET_BYTES} bytes (it has ${bytes.byteLength})`,
+      );
+    }
+    sources.push({ kind: "secret", secret: bytes });
+  }
+  const issuer = get("TRACEFETCH_AUTH_ISSUER");
+  const audience = get("TRACEFETCH_AUTH_AUDIENCE");
+  const requireAuth = env.TRACEFETCH_REQUIRE_AUTH === "1";
+  if (sources.length > 0 && (issuer === null || audience === null)) {
+    throw new ConfigError(
+      "caller tokens need TRACEFETCH_AUTH_ISSUER and TRACEFETCH_AUTH_AUDIENCE: iss and aud are always checked",
+    );
+  }
+  if (sources.length === 0 && (issuer !== null || audience !== null || requireAuth)) {
+    throw new ConfigError(
+      "TRACEFETCH_AUTH_ISSUER, TRACEFETCH_AUTH_AUDIENCE or TRACEFETCH_REQUIRE_AUTH is set but no key source is: set TRACEFETCH_AUTH_JWKS_URL, TRACEFETCH_AUTH_JWKS or TRACEFETCH_AUTH_SECRET",
+    );
+  }
+  const signingJwk = get("TRACEFETCH_SIGNING_JWK");
+  const gatewayIssuer = get("TRACEFETCH_GATEWAY_ISSUER");
+  if (gatewayIssuer !== null && signingJwk === null) {
+    throw new ConfigError("TRACEFETCH_GATEWAY_ISSUER is set but TRACEFETCH_SIGNING_JWK is not");
+  }
+  return { sources, issuer, audience, requireAuth, signingJwk, gatewayIssuer };
+}
+
+/** A JWK Set, or a single JWK taken as a set of one. */
+export function parseJwks(name: string, text: string): { keys: Record<string, unknown>[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`${name} is not JSON`);
+  }
+  const keys = isRecord(value) && Array.isArray(value.keys)
+    ? value.keys
+    : isRecord(value)
+    ? [value]
+    : null;
+  if (keys === null || keys.length === 0 || !keys.every(isRecord)) {
+    throw new ConfigError(
+      `${name} must be a JWK or a JWK Set ({"keys": [...]}) with at least one key`,
+    );
+  }
+  for (const key of keys) {
+    if (typeof key.kty !== "string") throw new ConfigError(`${name}: every key needs a "kty"`);
+  }
+  return { keys };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,32 @@
+/**
+ * Who is calling, as far as the gateway knows, and what that caller may see (design 5).
+ */
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+
+export type Caller =
+  | { kind: "anonymous" }
+  | { kind: "token"; subject: string; scopes: ReadonlySet<string> };
+
+export const ANONYMOUS: Caller = { kind: "anonymous" };
+
+/** The scope a token must grant to see a provider: `tracefetch:<scope>`, or the wildcard. */
+export function requiredScope(spec: Pick<ProviderSpec, "scope">): string {
+  return `tracefetch:${spec.scope}`;
+}
+
+/** Public providers are for everyone; sensitive ones need a token granting their scope. */
+export function entitlement(
+  caller: Caller,
+  spec: ProviderSpec,
+): "granted" | "needs_token" | "needs_scope" {
+  if (spec.sensitivity === "public") return "granted";
+  if (caller.kind === "anonymous") return "needs_token";
+  return caller.scopes.has("tracefetch:*") || caller.scopes.has(requiredScope(spec))
+    ? "granted"
+    : "needs_scope";
+}
+
+/** The `sub` a provider token carries for this caller. */
+export function subjectOf(caller: Caller): string {
+  return caller.kind === "token" ? caller.subject : "anonymous";
+}

@@ -1,0 +1,18 @@
+/**
+ * Auth: verifies caller tokens and mints provider tokens with jose (design 5).
+ *
+ * Boundary: decides who a caller is and what it may see, and signs what providers receive; it
+ * never plans a search and never forwards a caller's credentials.
+ *
+ * Invariants:
+ * - A presented token that fails verification is refused, never treated as anonymous.
+ * - Algorithms are pinned; `alg: none`, a token's own key (jwk, jku, x5u, x5c) and HS256 without a
+ *   configured secret are never accepted.
+ * - Sensitive providers are invisible to callers not entitled to their scope.
+ * - A provider token has exactly one audience, a unique jti, and expires just past its attempt.
+ */
+export * from "./auth-settings.ts";
+export * from "./caller.ts";
+export * from "./provider-token-signer.ts";
+export * from "./verify-caller.ts";
+export * from "./verify-gateway-token.ts";

@@ -1,0 +1,81 @@
+/**
+ * Mints the short-lived EdDSA JWT a `gateway-token` provider receives for one attempt (design 5,
+ * "Tokens out"), and publishes the public halves of the signing keys for /.well-known/jwks.json.
+ */
+import { importJWK, type JWK, SignJWT } from "jose";
+import { ConfigError } from "../protocol/config-error.ts";
+import { parseJwks } from "./auth-settings.ts";
+
+/** A provider token outlives its attempt's budget by this much: enough for clock skew, no more. */
+export const PROVIDER_TOKEN_SLACK_SECONDS = 5;
+
+/** Members of an OKP JWK that are private; everything else may be published. */
+const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
+
+export type MintRequest = {
+  issuer: string;
+  audience: string;
+  subject: string;
+  scope: string;
+  budgetMs: number;
+};
+
+export type ProviderTokenSigner = {
+  mint(request: MintRequest): Promise<string>;
+  /** The public JWK Set providers verify with. */
+  readonly publicJwks: { keys: JWK[] };
+};
+
+/** Validates the signing key(s) at start; the first key with a private half signs. */
+export function createProviderTokenSigner(text: string): ProviderTokenSigner {
+  const { keys } = parseJwks("TRACEFETCH_SIGNING_JWK", text);
+  for (const key of keys) {
+    if (key.kty !== "OKP" || key.crv !== "Ed25519" || typeof key.x !== "string") {
+      throw new ConfigError(
+        'TRACEFETCH_SIGNING_JWK: every key must be an Ed25519 JWK ({"kty":"OKP","crv":"Ed25519",...})',
+      );
+    }
+  }
+  if (keys.length > 1 && keys.some((k) => typeof k.kid !== "string" || k.kid === "")) {
+    throw new ConfigError(
+      "TRACEFETCH_SIGNING_JWK: with several keys, each needs a kid (providers pick the key by kid)",
+    );
+  }
+  const signing = keys.find((k) => typeof k.d === "string");
+  if (!signing) throw new ConfigError('TRACEFETCH_SIGNING_JWK: no key has its private half ("d")');
+  // Ed25519 keys are 32 bytes (RFC 8037 section 2); checking now refuses a mangled key at start.
+  for (const member of ["x", "d"] as const) {
+    if (base64urlLength(signing[member]) !== 32) {
+      throw new ConfigError(`TRACEFETCH_SIGNING_JWK: "${member}" is not a 32-byte base64url value`);
+    }
+  }
+  const kid = typeof signing.kid === "string" ? signing.kid : undefined;
+  const publicJwks = {
+    keys: keys.map((k) => {
+      const pub: Record<string, unknown> = { ...k, alg: "EdDSA", use: "sig" };
+      for (const member of PRIVATE_MEMBERS) delete pub[member];
+      return pub as JWK;
+    }),
+  };
+  let privateKey: ReturnType<typeof importJWK> | null = null;
+  return {
+    publicJwks,
+    async mint(r) {
+      const now = Math.floor(Date.now() / 1000);
+      return await new SignJWT({ scope: r.scope })
+        .setProtectedHeader({ alg: "EdDSA", typ: "JWT", ...(kid ? { kid } : {}) })
+        .setIssuer(r.issuer)
+        .setAudience(r.audience)
+        .setSubject(r.subject)
+        .setIssuedAt(now)
+        .setJti(crypto.randomUUID())
+        .setExpirationTime(now + Math.ceil(r.budgetMs / 1000) + PROVIDER_TOKEN_SLACK_SECONDS)
+        .sign(await (privateKey ??= importJWK({ ...(signing as JWK), alg: "EdDSA" }, "EdDSA")));
+    },
+  };
+}
+
+function base64urlLength(value: unknown): number {
+  if (typeof value !== "string" || !/^[A-Za-z0-9_-]+$/.test(value)) return -1;
+  return Math.floor((value.length * 3) / 4);
+}

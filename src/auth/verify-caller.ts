@@ -1,0 +1,169 @@
+/**
+ * Verifies a caller's bearer token with jose (design 5, "Tokens in"): algorithms pinned, exp, iss
+ * and aud required, 30 s of clock tolerance, at most 8 KiB, keys from a JWKS URL (fetched with a
+ * byte cap, cached, refetched on an unknown kid at most once per cooldown), a static JWKS, or an
+ * HS256 secret.
+ */
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  decodeProtectedHeader,
+  errors,
+  type JWTPayload,
+  jwtVerify,
+} from "jose";
+import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import type { AuthSettings, KeySource } from "./auth-settings.ts";
+import type { Caller } from "./caller.ts";
+
+/** A token larger than this is refused before any parsing: real tokens are well under 2 KiB. */
+export const MAX_TOKEN_BYTES = 8 * 1024;
+/** Clock skew tolerated on exp, nbf and iat. */
+export const CLOCK_TOLERANCE_SECONDS = 30;
+/** A JWKS document is a few keys; 64 KiB bounds what an identity provider can make us hold. */
+export const MAX_JWKS_BYTES = 64 * 1024;
+/** The JWKS fetch gives up after this long; the request then answers 503 auth_unavailable. */
+export const JWKS_TIMEOUT_MS = 5_000;
+/** An unknown kid refetches the JWKS at most this often, so random kids cannot flood the IdP. */
+export const JWKS_COOLDOWN_MS = 30_000;
+/** Keys are refreshed at least this often so a rotation is picked up. */
+export const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** Asymmetric algorithms accepted from a JWKS; HS256 only with a configured secret. */
+const ASYMMETRIC = ["EdDSA", "ES256", "RS256"];
+/** Header parameters that point at keys elsewhere or embed one; we never trust a token's own key. */
+const KEY_HEADERS = ["jku", "x5u", "jwk", "x5c"];
+
+export type Verification =
+  | { ok: true; caller: Caller }
+  | { ok: false; code: "token_invalid" | "token_expired" | "auth_unavailable"; message: string };
+
+export type CallerVerifier = (token: string) => Promise<Verification>;
+
+export function createCallerVerifier(
+  settings: AuthSettings,
+  fetchImpl: typeof fetch,
+): CallerVerifier | null {
+  if (settings.sources.length === 0) return null;
+  const resolvers = settings.sources.map((source) => resolverFor(source, fetchImpl));
+  const secret = settings.sources.find((s) => s.kind === "secret");
+  const algorithms = [
+    ...(resolvers.some((r) => r.asymmetric) ? ASYMMETRIC : []),
+    ...(secret ? ["HS256"] : []),
+  ];
+  return async (token) => {
+    if (new TextEncoder().encode(token).byteLength > MAX_TOKEN_BYTES) {
+      return invalid(`the token is over ${MAX_TOKEN_BYTES} bytes`);
+    }
+    let header: Record<string, unknown>;
+    try {
+      header = decodeProtectedHeader(token) as Record<string, unknown>;
+    } catch {
+      return invalid("the token is not a compact JWS");
+    }
+    const embedded = KEY_HEADERS.find((h) => h in header);
+    if (embedded) {
+      return invalid(`the token names its own key ("${embedded}"), which is never trusted`);
+    }
+    if (typeof header.alg !== "string" || !algorithms.includes(header.alg)) {
+      return invalid(`algorithm ${JSON.stringify(header.alg)} is not accepted`);
+    }
+    const resolver = header.alg === "HS256"
+      ? resolvers.find((r) => !r.asymmetric)
+      : resolvers.find((r) => r.asymmetric);
+    if (!resolver) return invalid("no key source accepts this algorithm");
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        resolver.key,
+        {
+          algorithms,
+          issuer: settings.issuer ?? undefined,
+          audience: settings.audience ?? undefined,
+          clockTolerance: CLOCK_TOLERANCE_SECONDS,
+          requiredClaims: ["exp", "iss", "aud"],
+        } as Parameters<typeof jwtVerify>[2],
+      );
+      return { ok: true, caller: callerOf(payload) };
+    } catch (error) {
+      return classifyJoseError(error);
+    }
+  };
+}
+
+type Resolver = { asymmetric: boolean; key: Parameters<typeof jwtVerify>[1] };
+
+function resolverFor(source: KeySource, fetchImpl: typeof fetch): Resolver {
+  switch (source.kind) {
+    case "secret":
+      return { asymmetric: false, key: source.secret };
+    case "jwks":
+      return { asymmetric: true, key: createLocalJWKSet(source.jwks as never) };
+    case "jwks_url":
+      return {
+        asymmetric: true,
+        key: createRemoteJWKSet(new URL(source.url), {
+          timeoutDuration: JWKS_TIMEOUT_MS,
+          cooldownDuration: JWKS_COOLDOWN_MS,
+          cacheMaxAge: JWKS_MAX_AGE_MS,
+          [customFetch]: boundedFetch(fetchImpl),
+        }),
+      };
+    default: {
+      const never: never = source;
+      throw new Error(`unhandled key source ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** Fetches the JWKS through the same bounded reader as provider answers. */
+function boundedFetch(fetchImpl: typeof fetch) {
+  return async (url: string, init: RequestInit): Promise<Response> => {
+    const response = await fetchImpl(url, init);
+    const read = await readBounded(response.body, MAX_JWKS_BYTES, null);
+    if (!read.ok) throw new Error(`the JWKS is over ${MAX_JWKS_BYTES} bytes`);
+    const text = decodeUtf8(read.bytes);
+    if (text === null) throw new Error("the JWKS is not UTF-8");
+    return new Response(text, { status: response.status, headers: response.headers });
+  };
+}
+
+function callerOf(payload: JWTPayload): Caller {
+  const scope = typeof payload.scope === "string" ? payload.scope : "";
+  return {
+    kind: "token",
+    subject: typeof payload.sub === "string" && payload.sub !== "" ? payload.sub : "unknown",
+    scopes: new Set(scope.split(" ").filter((s) => s !== "")),
+  };
+}
+
+/** The one mapping from a verification failure to a code. */
+function classifyJoseError(error: unknown): Verification {
+  if (error instanceof errors.JWTExpired) {
+    return { ok: false, code: "token_expired", message: "the token has expired" };
+  }
+  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) {
+    return { ok: false, code: "auth_unavailable", message: "the token keys could not be fetched" };
+  }
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    return invalid(`claim "${error.claim}" failed validation (${error.reason})`);
+  }
+  if (error instanceof errors.JOSEError) {
+    // A JWKS answer other than 200 comes back as a generic JOSE error.
+    if (error.code === "ERR_JOSE_GENERIC") {
+      return {
+        ok: false,
+        code: "auth_unavailable",
+        message: "the token keys could not be fetched",
+      };
+    }
+    return invalid("the token failed verification");
+  }
+  // Anything else came from fetching the keys (network, cap): the keys are unavailable, not the token bad.
+  return { ok: false, code: "auth_unavailable", message: "the token keys could not be fetched" };
+}
+
+function invalid(message: string): Verification {
+  return { ok: false, code: "token_invalid", message };
+}

@@ -1,0 +1,88 @@
+/**
+ * For provider authors: verifies the token a TraceFetch gateway mints for each attempt, as a hook
+ * for serveProvider's `verify` option. EdDSA only; `iss` must be the gateway, `aud` this provider
+ * (exactly one audience), and `exp`, `iat` and `jti` present.
+ */
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify } from "jose";
+import { PROVIDER_ERROR_VERSION } from "../protocol/provider-wire.ts";
+import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import {
+  CLOCK_TOLERANCE_SECONDS,
+  JWKS_COOLDOWN_MS,
+  JWKS_TIMEOUT_MS,
+  MAX_JWKS_BYTES,
+  MAX_TOKEN_BYTES,
+} from "./verify-caller.ts";
+
+export type GatewayTokenOptions = {
+  /** The gateway's /.well-known/jwks.json, or its keys given inline. */
+  jwksUrl?: string;
+  jwks?: { keys: Record<string, unknown>[] };
+  /** The gateway's issuer (its origin unless it sets TRACEFETCH_GATEWAY_ISSUER). */
+  issuer: string;
+  /** This provider's name in the gateway's manifest. */
+  audience: string;
+  fetch?: typeof fetch;
+};
+
+export type VerifiedGatewayToken = { subject: string; scope: string; jti: string };
+
+/** Returns serveProvider's `verify` hook: null lets the request through, a Response refuses it. */
+export function verifyGatewayToken(
+  options: GatewayTokenOptions,
+): (request: Request) => Promise<Response | null> {
+  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const key = options.jwks
+    ? createLocalJWKSet(options.jwks as never)
+    : options.jwksUrl
+    ? createRemoteJWKSet(new URL(options.jwksUrl), {
+      timeoutDuration: JWKS_TIMEOUT_MS,
+      cooldownDuration: JWKS_COOLDOWN_MS,
+      [customFetch]: async (url: string, init: RequestInit) => {
+        const response = await fetchImpl(url, init);
+        const read = await readBounded(response.body, MAX_JWKS_BYTES, null);
+        const text = read.ok ? decodeUtf8(read.bytes) : null;
+        if (text === null) throw new Error("the gateway's JWKS is over the cap or not UTF-8");
+        return new Response(text, { status: response.status, headers: response.headers });
+      },
+    })
+    : null;
+  if (key === null) throw new Error("verifyGatewayToken needs jwksUrl or jwks");
+  return async (request) => {
+    const match = /^Bearer ([^\s]+)$/i.exec(request.headers.get("authorization") ?? "");
+    if (match === null) return refuse(401, "a gateway token is required");
+    const token = match[1] as string;
+    if (token.length > MAX_TOKEN_BYTES) return refuse(401, "the token is too large");
+    try {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: ["EdDSA"],
+        issuer: options.issuer,
+        audience: options.audience,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ["exp", "iat", "iss", "aud", "jti"],
+      });
+      if (Array.isArray(payload.aud) && payload.aud.length !== 1) {
+        return refuse(401, "a gateway token names exactly one audience");
+      }
+      return null;
+    } catch (error) {
+      if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) {
+        return refuse(503, "the gateway's keys could not be fetched");
+      }
+      return refuse(401, "the gateway token failed verification");
+    }
+  };
+}
+
+function refuse(status: 401 | 503, message: string): Response {
+  const code = status === 503 ? "adapter_unavailable" : "invalid_request";
+  return new Response(JSON.stringify({ schema_version: PROVIDER_ERROR_VERSION, code, message }), {
+    status,
+    headers: {
+      "content-type": "application/json",
+      ...(status === 401
+        ? { "www-authenticate": 'Bearer realm="tracefetch-provider", error="invalid_token"' }
+        : {}),
+    },
+  });
+}

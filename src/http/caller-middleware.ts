@@ -1,0 +1,68 @@
+/**
+ * Resolves who is calling before any route runs (design 5, "Tokens in"). A presented token that
+ * fails verification is refused, never downgraded to anonymous; keys that cannot be fetched fail
+ * closed (503 auth_unavailable) only for a request that presented a token or when every route
+ * requires one.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { Command } from "../protocol/codes.ts";
+import { ANONYMOUS, type Caller } from "../auth/caller.ts";
+import type { GatewayState } from "./gateway-state.ts";
+import { problemResponse } from "./respond.ts";
+
+export type GatewayEnv = { Variables: { requestId: string; caller: Caller } };
+
+/** Routes open to anyone even with TRACEFETCH_REQUIRE_AUTH: liveness and the keys providers need. */
+const OPEN_ROUTES = new Set(["/v1/status", "/.well-known/jwks.json"]);
+
+export function commandOf(pathname: string): Command {
+  if (pathname === "/v1/search") return "search";
+  if (pathname === "/v1/providers") return "providers";
+  if (pathname === "/v1/status") return "status";
+  if (pathname === "/v1/expand") return "expand";
+  if (pathname.startsWith("/schemas/")) return "schema";
+  return "unknown";
+}
+
+export function callerMiddleware(state: GatewayState): MiddlewareHandler<GatewayEnv> {
+  const { verifier, requireAuth } = state.config.auth;
+  return async (c, next) => {
+    const pathname = new URL(c.req.url).pathname;
+    const command = commandOf(pathname);
+    const requestId = c.get("requestId");
+    const header = c.req.header("authorization");
+    if (header === undefined) {
+      if (requireAuth && !OPEN_ROUTES.has(pathname)) {
+        return problemResponse(
+          command,
+          "unauthorized",
+          requestId,
+          "this gateway requires a bearer token",
+        );
+      }
+      c.set("caller", ANONYMOUS);
+      return await next();
+    }
+    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    if (match === null) {
+      return problemResponse(
+        command,
+        "token_invalid",
+        requestId,
+        'send "Authorization: Bearer <token>"',
+      );
+    }
+    if (verifier === null) {
+      return problemResponse(
+        command,
+        "token_invalid",
+        requestId,
+        "this gateway accepts no tokens (none are configured)",
+      );
+    }
+    const verified = await verifier(match[1] as string);
+    if (!verified.ok) return problemResponse(command, verified.code, requestId, verified.message);
+    c.set("caller", verified.caller);
+    return await next();
+  };
+}

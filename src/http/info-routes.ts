@@ -1,0 +1,82 @@
+/**
+ * The routes that describe the gateway: providers and status (as the caller may see them), the JSON
+ * Schemas, and the public keys providers verify gateway tokens with.
+ */
+import type { Hono } from "hono";
+import type { ProviderListing } from "../protocol/envelope-schema.ts";
+import { buildEnvelope } from "../envelope/build-envelope.ts";
+import type { GatewayEnv } from "./caller-middleware.ts";
+import type { GatewayState } from "./gateway-state.ts";
+import { envelopeResponse, problemResponse } from "./respond.ts";
+import { SCHEMA_DOCUMENTS } from "./schema-documents.ts";
+
+/** Documents that change only with a deploy; a short cache spares repeated fetches. */
+const DOCUMENT_CACHE = "public, max-age=300";
+
+export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): void {
+  const { manifest } = state.config;
+
+  app.get("/v1/providers", (c) => {
+    const providers: ProviderListing[] = state.visibleTo(c.get("caller")).map((p) => ({
+      name: p.name,
+      scope: p.scope,
+      source_class: p.source_class,
+      sensitivity: p.sensitivity,
+      isolated: p.isolated,
+      cost_micros: p.cost_micros,
+      transport: p.transport,
+    }));
+    return envelopeResponse(buildEnvelope("providers", "ok", c.get("requestId"), {
+      result: { providers, tiers: manifest.tiers, default_tier: manifest.default_tier },
+    }));
+  });
+
+  app.get("/v1/status", (c) =>
+    envelopeResponse(buildEnvelope("status", "ok", c.get("requestId"), {
+      result: {
+        service: "tracefetch-edge",
+        version: state.config.version,
+        providers: state.visibleTo(c.get("caller")).map((p) => {
+          const reason = state.unavailable(p);
+          const status = reason === null
+            ? "ready" as const
+            : reason === "disabled"
+            ? "disabled" as const
+            : "not_configured" as const;
+          return { name: p.name, state: status };
+        }),
+        searches_in_flight: state.inflight,
+        max_inflight: state.config.maxInflight,
+        max_providers: state.config.maxProviders,
+      },
+    })));
+
+  app.get("/schemas/:file", (c) => {
+    const file = c.req.param("file");
+    const name = file.replace(/\.json$/, "");
+    const document = Object.hasOwn(SCHEMA_DOCUMENTS, name) ? SCHEMA_DOCUMENTS[name] : undefined;
+    if (!file.endsWith(".json") || document === undefined) {
+      const known = Object.keys(SCHEMA_DOCUMENTS).map((n) => `${n}.json`).join(", ");
+      return problemResponse(
+        "schema",
+        "not_found",
+        c.get("requestId"),
+        `there is no schema "${file}"; try ${known}`,
+      );
+    }
+    return c.json(document, 200, { "cache-control": DOCUMENT_CACHE });
+  });
+
+  app.get("/.well-known/jwks.json", (c) => {
+    const signer = state.config.auth.signer;
+    if (!signer) {
+      return problemResponse(
+        "unknown",
+        "not_found",
+        c.get("requestId"),
+        "this gateway has no signing key (TRACEFETCH_SIGNING_JWK)",
+      );
+    }
+    return c.json(signer.publicJwks, 200, { "cache-control": DOCUMENT_CACHE });
+  });
+}

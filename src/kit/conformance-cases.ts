@@ -1,0 +1,210 @@
+/**
+ * The conformance cases: what each sends and what it expects back (design 3.2, 3.3). Each case is
+ * one request, so a transcript shows exactly the exchange a verdict rests on.
+ */
+import * as v from "valibot";
+import { MAX_LIMIT } from "../protocol/limits.ts";
+import {
+  PROVIDER_REQUEST_VERSION,
+  ProviderErrorSchema,
+  type ProviderResponse,
+  ProviderResponseSchema,
+} from "../protocol/provider-wire.ts";
+import { JSON_CONTENT_TYPE } from "../transport/http-provider.ts";
+import { checkBounds } from "./check-bounds.ts";
+import type { ConformanceResponse } from "./conformance.ts";
+
+/** What a case sees of one exchange that got a complete answer. */
+export type Exchange = {
+  response: ConformanceResponse;
+  /** The body as text; null when it is not UTF-8. */
+  text: string | null;
+  /** The body as JSON; undefined when it is not JSON. */
+  json: unknown;
+};
+
+export type CaseContext = {
+  name: string;
+  scope: string;
+  /** A query that matches something. */
+  query: string;
+  /** A query that matches nothing: one random token no corpus holds. */
+  nonsense: string;
+};
+
+/** `fail` decides the verdict; `advice` is reported without failing the case. */
+export type Judgement = { fail: string[]; advice: string[] };
+
+type CaseSpec = {
+  case: string;
+  expects: string;
+  body: (c: CaseContext) => string;
+  check: (x: Exchange, c: CaseContext) => Judgement;
+};
+
+const search = (query: string, limit: number) =>
+  JSON.stringify({ schema_version: PROVIDER_REQUEST_VERSION, action: "search", query, limit });
+
+/** The gateway's default limit: what a provider is asked most often. */
+const TYPICAL_LIMIT = 8;
+
+export const CONFORMANCE_CASES = [
+  {
+    case: "search-valid",
+    expects:
+      "a valid search answers 200, application/json, a valid tracefetch.provider-response.v1",
+    body: (c) => search(c.query, TYPICAL_LIMIT),
+    check: (x) => ({ fail: validAnswer(x).problems, advice: [] }),
+  },
+  {
+    case: "limit-1",
+    expects: "a search with limit 1 answers at most 1 candidate",
+    body: (c) => search(c.query, 1),
+    check: (x, c) => withinLimit(x, c, 1),
+  },
+  {
+    case: "limit-3",
+    expects: "a search with limit 3 answers at most 3 candidates",
+    body: (c) => search(c.query, 3),
+    check: (x, c) => withinLimit(x, c, 3),
+  },
+  {
+    case: "honest-empty",
+    expects: "a query that matches nothing answers 200 with candidates: []",
+    body: (c) => search(c.nonsense, TYPICAL_LIMIT),
+    check: (x) => {
+      const { problems, answer } = validAnswer(x);
+      if (answer !== null && answer.candidates.length > 0) {
+        problems.push(
+          `${answer.candidates.length} candidate(s) for a query that matches nothing; nothing found is candidates: []`,
+        );
+      }
+      return { fail: problems, advice: [] };
+    },
+  },
+  {
+    case: "identity",
+    expects: "provider and scope equal the declared name and scope",
+    body: (c) => search(c.query, 1),
+    check: (x, c) => {
+      const { problems, answer } = validAnswer(x);
+      if (answer !== null && (answer.provider !== c.name || answer.scope !== c.scope)) {
+        problems.push(
+          `the answer says provider "${answer.provider}" scope "${answer.scope}"; declared: provider "${c.name}" scope "${c.scope}"`,
+        );
+      }
+      return { fail: problems, advice: [] };
+    },
+  },
+  {
+    case: "bounds",
+    expects:
+      "every field within the gateway's bounds (title, snippet, published_at, locator, warnings, metadata)",
+    body: (c) => search(c.query, MAX_LIMIT),
+    check: (x) => {
+      const { problems, answer } = validAnswer(x);
+      if (answer === null) return { fail: problems, advice: [] };
+      const advice = answer.candidates.length === 0
+        ? ["no candidates came back, so no candidate field was checked"]
+        : [];
+      return { fail: checkBounds(answer), advice };
+    },
+  },
+  {
+    case: "malformed-missing-query",
+    expects: "a search request without a query is refused with 400",
+    body: () =>
+      JSON.stringify({ schema_version: PROVIDER_REQUEST_VERSION, action: "search", limit: 3 }),
+    check: (x) => refused(x, [400], "invalid_request"),
+  },
+  {
+    case: "malformed-not-json",
+    expects: "a body that is not JSON is refused with 400",
+    body: () => `{"schema_version":"${PROVIDER_REQUEST_VERSION}","action":"search",`,
+    check: (x) => refused(x, [400], "invalid_request"),
+  },
+  {
+    case: "unsupported-action",
+    expects: "an action the provider does not support is answered 404 or 501, never a success",
+    body: (c) =>
+      JSON.stringify({
+        schema_version: PROVIDER_REQUEST_VERSION,
+        action: "no-such-action",
+        query: c.query,
+        limit: 3,
+      }),
+    check: (x) => refused(x, [404, 501], "unsupported_action"),
+  },
+] as const satisfies readonly CaseSpec[];
+
+export type ConformanceCaseName = (typeof CONFORMANCE_CASES)[number]["case"];
+
+/** The problems that keep an answer from being a usable v1 answer, and the answer when there are none. */
+function validAnswer(x: Exchange): { problems: string[]; answer: ProviderResponse | null } {
+  const r = x.response;
+  if (r.status !== 200) {
+    const redirect = r.status >= 300 && r.status < 400
+      ? " (a redirect, which the gateway never follows)"
+      : "";
+    return { problems: [`expected HTTP 200, got ${r.status}${redirect}`], answer: null };
+  }
+  if (!JSON_CONTENT_TYPE.test(r.content_type ?? "")) {
+    return {
+      problems: [`expected content-type application/json, got "${r.content_type ?? ""}"`],
+      answer: null,
+    };
+  }
+  if (x.text === null) return { problems: ["the body is not valid UTF-8"], answer: null };
+  if (x.json === undefined) return { problems: ["the body is not JSON"], answer: null };
+  const parsed = v.safeParse(ProviderResponseSchema, x.json);
+  if (!parsed.success) {
+    const problems = parsed.issues.map((issue) => {
+      const at = issue.path?.map((p) => String(p.key)).join(".") || "body";
+      const what = issue.type === "strict_object" ? "is not a field of version 1" : issue.message;
+      return `not a valid tracefetch.provider-response.v1: ${at} ${what}`;
+    });
+    return { problems, answer: null };
+  }
+  // The raw JSON, not the schema's output: the bounds check must see every key as sent.
+  return { problems: [], answer: x.json as ProviderResponse };
+}
+
+function withinLimit(x: Exchange, c: CaseContext, limit: number): Judgement {
+  const { problems, answer } = validAnswer(x);
+  if (answer === null) return { fail: problems, advice: [] };
+  if (answer.candidates.length > limit) {
+    problems.push(`${answer.candidates.length} candidates for limit ${limit}`);
+  }
+  if (answer.candidates.length === 0) {
+    problems.push(
+      `no candidates for the query "${c.query}", so the limit was never at work; choose a query that matches`,
+    );
+  }
+  return { fail: problems, advice: [] };
+}
+
+/** A refusal: one of `statuses`; an error body with `code` is advised, not required (design 3.2). */
+function refused(x: Exchange, statuses: readonly number[], code: string): Judgement {
+  const { status } = x.response;
+  if (!statuses.includes(status)) {
+    const success = status >= 200 && status < 300
+      ? ": a success for a request it cannot serve"
+      : "";
+    return {
+      fail: [`expected HTTP ${statuses.join(" or ")}, got ${status}${success}`],
+      advice: [],
+    };
+  }
+  const parsed = v.safeParse(ProviderErrorSchema, x.json);
+  if (!parsed.success) {
+    return {
+      fail: [],
+      advice: [
+        `answer with a tracefetch.provider-error.v1 body, code "${code}", so the gateway reports it exactly`,
+      ],
+    };
+  }
+  return parsed.output.code === code
+    ? { fail: [], advice: [] }
+    : { fail: [], advice: [`the error body says code "${parsed.output.code}"; "${code}" fits`] };
+}

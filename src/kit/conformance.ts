@@ -1,0 +1,226 @@
+/**
+ * runConformance(endpoint, options): calls one provider endpoint the way the gateway would, one
+ * request per case, and reports every exchange with its verdict and the reasons for it.
+ */
+import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import { redact } from "../transport/redact.ts";
+import {
+  type CaseContext,
+  CONFORMANCE_CASES,
+  type ConformanceCaseName,
+  type Exchange,
+} from "./conformance-cases.ts";
+
+export { CONFORMANCE_CASES, type ConformanceCaseName } from "./conformance-cases.ts";
+
+/** Long enough for a slow search backend, short enough that a hung provider fails promptly. */
+export const DEFAULT_CONFORMANCE_TIMEOUT_MS = 10_000;
+/** A word most English corpora contain, so the limit cases see candidates to clip. */
+export const DEFAULT_CONFORMANCE_QUERY = "the";
+/** Response bodies kept in a report, in code points: enough to see what went wrong, short enough to read. */
+export const MAX_REPORTED_BODY_CHARS = 2_048;
+/** Reasons kept per case: the first few say what is wrong; a hundred say nothing more. */
+export const MAX_REPORTED_REASONS = 10;
+/** The honest-empty query is this prefix and random hex: one token no corpus holds, and too far from any word for fuzzy or prefix matching. */
+export const NONSENSE_QUERY_PREFIX = "zzqx";
+
+export type ConformanceOptions = {
+  /** The provider and scope the manifest would declare for this endpoint. */
+  name: string;
+  scope: string;
+  fetch?: typeof fetch;
+  /** Per request, from sending it to the end of its body. */
+  timeoutMs?: number;
+  /** Sent with every request (e.g. authorization); their values never appear in a report. */
+  headers?: Record<string, string>;
+  /** A query that matches something, for the limit cases (default DEFAULT_CONFORMANCE_QUERY). */
+  query?: string;
+};
+
+export type ConformanceRequest = {
+  method: "POST";
+  /** The protocol's headers, then the caller's by name with their values shown as `[redacted]`. */
+  headers: Record<string, string>;
+  body: string;
+};
+
+export type ConformanceResponse = {
+  status: number;
+  content_type: string | null;
+  /** The decoded body, cut to MAX_REPORTED_BODY_CHARS (then `truncated` is true). */
+  body: string;
+  truncated: boolean;
+  /** Decoded bytes received. */
+  bytes: number;
+};
+
+export type ConformanceEntry = {
+  case: ConformanceCaseName;
+  /** What the case checks, in one sentence. */
+  expects: string;
+  request: ConformanceRequest;
+  /** null: no complete answer (refused, reset, timed out); the reasons say which. */
+  response: ConformanceResponse | null;
+  verdict: "pass" | "fail";
+  /** Why the case failed; on a pass, advice that did not fail it, each starting with "advice:". */
+  reasons: string[];
+};
+
+export type ConformanceReport = {
+  /** The endpoint checked, with any credentials in the URL removed. */
+  endpoint: string;
+  name: string;
+  scope: string;
+  query: string;
+  ok: boolean;
+  /** One entry per case, in CONFORMANCE_CASES order. */
+  cases: ConformanceEntry[];
+};
+
+/** Throws a TypeError for an endpoint that is not an http: or https: URL; everything else is reported. */
+export async function runConformance(
+  endpoint: string,
+  options: ConformanceOptions,
+): Promise<ConformanceReport> {
+  const url = new URL(endpoint);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`the endpoint must be an http: or https: URL, not ${url.protocol}`);
+  }
+  const context: CaseContext = {
+    name: options.name,
+    scope: options.scope,
+    query: options.query ?? DEFAULT_CONFORMANCE_QUERY,
+    nonsense: `${NONSENSE_QUERY_PREFIX}${hex(8)}`,
+  };
+  const traceId = hex(16);
+  const extra = Object.fromEntries(
+    Object.entries(options.headers ?? {}).map(([k, value]) => [k.toLowerCase(), value]),
+  );
+  const cases: ConformanceEntry[] = [];
+  // One case at a time: a provider under test is not a load test, and the order stays stable.
+  for (const spec of CONFORMANCE_CASES) {
+    const body = spec.body(context);
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json",
+      "x-request-id": `conformance-${spec.case}`,
+      traceparent: `00-${traceId}-${hex(8)}-01`,
+    };
+    const shown = { ...headers };
+    for (const name of Object.keys(extra).sort()) {
+      if (!(name in headers)) shown[name] = "[redacted]";
+    }
+    const sent = await send(url.href, { ...extra, ...headers }, body, options);
+    const judged = "failure" in sent
+      ? { fail: [sent.failure], advice: [] }
+      : spec.check(sent, context);
+    const fail = judged.fail.length > MAX_REPORTED_REASONS
+      ? [
+        ...judged.fail.slice(0, MAX_REPORTED_REASONS),
+        `... and ${judged.fail.length - MAX_REPORTED_REASONS} more`,
+      ]
+      : judged.fail;
+    cases.push({
+      case: spec.case,
+      expects: spec.expects,
+      request: { method: "POST", headers: shown, body },
+      response: sent.response,
+      verdict: fail.length === 0 ? "pass" : "fail",
+      reasons: [...fail, ...judged.advice.map((a) => `advice: ${a}`)],
+    });
+  }
+  url.username = "";
+  url.password = "";
+  return {
+    endpoint: url.href,
+    name: options.name,
+    scope: options.scope,
+    query: context.query,
+    ok: cases.every((c) => c.verdict === "pass"),
+    cases,
+  };
+}
+
+type Failed = { response: ConformanceResponse | null; failure: string };
+
+/** One POST, bounded in time (connect, headers and body) and in bytes; never follows a redirect. */
+async function send(
+  endpoint: string,
+  headers: Record<string, string>,
+  body: string,
+  options: ConformanceOptions,
+): Promise<Exchange | Failed> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CONFORMANCE_TIMEOUT_MS;
+  const controller = new AbortController();
+  // One timer for the whole exchange, cleared when it ends, so none outlives its case.
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const res = await (options.fetch ?? fetch)(endpoint, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    const read = await readBounded(res.body, MAX_PROVIDER_BODY_BYTES, null);
+    const response = (shown: string, bytes: number): ConformanceResponse => {
+      const points = Array.from(shown);
+      const truncated = points.length > MAX_REPORTED_BODY_CHARS;
+      return {
+        status: res.status,
+        content_type: res.headers.get("content-type"),
+        body: truncated ? points.slice(0, MAX_REPORTED_BODY_CHARS).join("") : shown,
+        truncated,
+        bytes,
+      };
+    };
+    if (!read.ok) {
+      return {
+        response: response("", read.read),
+        failure:
+          `the body passed ${MAX_PROVIDER_BODY_BYTES} bytes, where the gateway stops reading`,
+      };
+    }
+    if (res.type === "opaqueredirect") {
+      return {
+        response: response("", 0),
+        failure: "the provider answered a redirect, which the gateway never follows",
+      };
+    }
+    const text = decodeUtf8(read.bytes);
+    const shown = text ?? `<${read.bytes.byteLength} bytes that are not UTF-8>`;
+    return {
+      response: response(shown, read.bytes.byteLength),
+      text,
+      json: text === null ? undefined : tryJson(text),
+    };
+  } catch (error) {
+    const failure = controller.signal.aborted
+      ? `no complete answer within ${timeoutMs} ms`
+      : `no answer: ${describe(error)}`;
+    return { response: null, failure };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Node's fetch hides the reason in `cause` (ECONNREFUSED, UND_ERR_*); show its code too. */
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === "string" ? `${cause.code}: ` : "";
+  return redact(`${code}${error instanceof Error ? error.message : String(error)}`);
+}
+
+function hex(bytes: number): string {
+  const random = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
+}
