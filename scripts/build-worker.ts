@@ -15,9 +15,13 @@ export const WORKER_CODE_BUDGET_BYTES = 40 * 1024;
 const root = new URL("../", import.meta.url);
 
 /** Serves the build-time modules the worker imports (see src/runtime/virtual-modules.d.ts). */
-function virtualModules(corpus: string, manifest: string | null): Plugin {
+function virtualModules(corpus: string | null, manifest: string | null): Plugin {
   const modules: Record<string, string> = {
-    "tracefetch:workspace-corpus": `export default ${corpus};`,
+    // The corpus and the engine that indexes it travel together: the code-only build has neither.
+    "tracefetch:workspace": corpus === null
+      ? "export default null;"
+      : `import { corpusAdapter } from "./src/transport/corpus-adapter.ts";\n` +
+        `export default corpusAdapter("workspace", "local", ${corpus});`,
     "tracefetch:bundled-manifest": `export default ${JSON.stringify(manifest)};`,
   };
   return {
@@ -30,7 +34,7 @@ function virtualModules(corpus: string, manifest: string | null): Plugin {
       b.onLoad({ filter: /.*/, namespace: "tracefetch" }, (args) => {
         const contents = modules[args.path];
         if (contents === undefined) throw new Error(`unknown virtual module ${args.path}`);
-        return { contents, loader: "js" };
+        return { contents, loader: "js", resolveDir: fileURLToPath(root) };
       });
     },
   };
@@ -42,7 +46,7 @@ export async function bundleWorker(
 ): Promise<string> {
   const corpus = options.withCorpus
     ? JSON.stringify(await loadCorpus(fileURLToPath(new URL("docs", root)), "docs/"))
-    : "[]";
+    : null;
   const manifest = options.manifestFile ? await readFile(options.manifestFile, "utf8") : null;
   const result = await build({
     entryPoints: [fileURLToPath(new URL("src/runtime/worker.ts", root))],

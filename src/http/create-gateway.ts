@@ -2,7 +2,8 @@
  * createGateway(config): the Hono app every runtime serves. Routes are thin: they read input,
  * call the core and answer with an envelope.
  */
-import { Hono } from "hono";
+// The tiny preset (PatternRouter) keeps the worker under its size budget; our routes are few.
+import { Hono } from "hono/tiny";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Command } from "../protocol/codes.ts";

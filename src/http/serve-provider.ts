@@ -3,7 +3,7 @@
  * (design 3.2) as a Hono app. One contract, two transports: the adapter a built-in runs in process
  * is the same one served here.
  */
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import type { ProviderErrorCode } from "../protocol/codes.ts";

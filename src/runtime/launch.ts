@@ -9,6 +9,7 @@ import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
 import { intSetting } from "../http/gateway-config.ts";
+import { builtinsFromEnv } from "../transport/builtins/mod.ts";
 import { corpusAdapter } from "../transport/corpus-adapter.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
@@ -39,7 +40,7 @@ export async function launch(
     const app = createGateway({
       manifest,
       allowLoopback: embedded !== null || env.TRACEFETCH_ALLOW_LOOPBACK === "1",
-      builtins: { workspace },
+      builtins: { workspace, ...builtinsFromEnv(env) },
       env,
       ...(maxProviders === undefined ? {} : { maxProviders }),
       ...(maxInflight === undefined ? {} : { maxInflight }),

@@ -1,8 +1,12 @@
 /** Modules the worker build generates (scripts/build-worker.ts); they exist only inside the bundle. */
-declare module "tracefetch:workspace-corpus" {
-  import type { CorpusDocument } from "../transport/corpus-adapter.ts";
-  const documents: CorpusDocument[];
-  export default documents;
+declare module "tracefetch:workspace" {
+  import type { SearchAdapter } from "../transport/provider-client.ts";
+  /**
+   * The workspace built-in over the docs corpus, search engine included; null in the code-only
+   * build, which carries neither the corpus nor the engine that indexes it.
+   */
+  const workspace: SearchAdapter | null;
+  export default workspace;
 }
 declare module "tracefetch:bundled-manifest" {
   /** The manifest file named by TRACEFETCH_MANIFEST_FILE at build time, or null. */

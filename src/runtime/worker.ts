@@ -2,14 +2,14 @@
  * Cloudflare Workers entry: the gateway's `fetch`, with bindings validated once per isolate. A bad
  * configuration answers every request with an internal_error envelope that says what to fix.
  */
-import documents from "tracefetch:workspace-corpus";
+import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import { createGateway } from "../http/create-gateway.ts";
 import { intSetting } from "../http/gateway-config.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { envelopeResponse } from "../http/respond.ts";
 import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
-import { corpusAdapter } from "../transport/corpus-adapter.ts";
+import { builtinsFromEnv } from "../transport/builtins/mod.ts";
 
 type Bindings = Record<string, unknown>;
 type App = ReturnType<typeof createGateway>;
@@ -35,9 +35,10 @@ function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
       app: createGateway({
         manifest,
         allowLoopback: env.TRACEFETCH_ALLOW_LOOPBACK === "1",
-        builtins: documents.length > 0
-          ? { workspace: corpusAdapter("workspace", "local", documents) }
-          : {},
+        builtins: {
+          ...(workspace ? { workspace } : {}),
+          ...builtinsFromEnv(env),
+        },
         env,
         maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
         ...(maxProviders === undefined ? {} : { maxProviders }),

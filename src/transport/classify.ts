@@ -67,7 +67,9 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       message: error.message,
       ...(error.retryAfterMs === undefined ? {} : { retry_after_ms: error.retryAfterMs }),
     };
-    return classifyStatus(PROVIDER_ERROR_STATUS[error.code], body, null);
+    const failure = classifyStatus(PROVIDER_ERROR_STATUS[error.code], body, null, "in process");
+    // The adapter knows better than a status code whether trying again can help (a rejected key cannot).
+    return error.retryable === undefined ? failure : { ...failure, retryable: error.retryable };
   }
   if (phase === "adapter") {
     return failed("search_failed", "search_failed", true, `the built-in failed: ${text}`);
@@ -139,6 +141,8 @@ export function classifyStatus(
     retry_after_ms?: number | undefined;
   } | null,
   retryAfterHeaderMs: number | null,
+  /** Where the failure was reported: the HTTP status, or an in-process adapter. */
+  source = `HTTP ${status}`,
 ): Failure {
   const said = body?.message ? `: ${redact(body.message)}` : "";
   const retryAfter = body?.retry_after_ms ?? retryAfterHeaderMs ?? undefined;
@@ -152,7 +156,7 @@ export function classifyStatus(
           "search_failed",
           "rate_limited",
           true,
-          `the provider is rate limiting (HTTP ${status})${said}`,
+          `the provider is rate limiting (${source})${said}`,
         ),
       );
     case "adapter_unavailable":
@@ -161,7 +165,7 @@ export function classifyStatus(
           "adapter_unavailable",
           "adapter_unavailable",
           true,
-          `the provider says it is unavailable (HTTP ${status})${said}`,
+          `the provider says it is unavailable (${source})${said}`,
         ),
       );
     case "invalid_request":
@@ -169,14 +173,14 @@ export function classifyStatus(
         "search_failed",
         "invalid_request",
         false,
-        `the provider refused the request (HTTP ${status})${said}`,
+        `the provider refused the request (${source})${said}`,
       );
     case "unsupported_action":
       return failed(
         "search_failed",
         "unsupported_action",
         false,
-        `the provider does not support this action (HTTP ${status})${said}`,
+        `the provider does not support this action (${source})${said}`,
       );
     case "search_failed":
     case null: {
@@ -186,7 +190,7 @@ export function classifyStatus(
           "search_failed",
           "search_failed",
           retryable,
-          `the provider answered HTTP ${status}${said}`,
+          `the provider answered ${source}${said}`,
         ),
       );
     }

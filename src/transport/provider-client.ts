@@ -71,6 +71,8 @@ export class ProviderError extends Error {
     readonly code: ProviderErrorCode,
     message: string,
     readonly retryAfterMs?: number,
+    /** Overrides the code's usual retryability, e.g. false for a rejected key. */
+    readonly retryable?: boolean,
   ) {
     super(message);
   }

@@ -1,0 +1,165 @@
+/**
+ * The `exa` built-in: Exa's web search (`POST {baseUrl}/search`) as a SearchAdapter. It asks for
+ * highlights rather than page text (token-efficient and included in the base price), maps each
+ * result to a candidate, and reports what Exa says the call cost (`costDollars.total`).
+ */
+import * as v from "valibot";
+import { MAX_SNIPPET_CHARS } from "../../protocol/limits.ts";
+import type { WireCandidate } from "../../protocol/provider-wire.ts";
+import { parseRetryAfter } from "../classify.ts";
+import { ProviderError, type SearchAdapter } from "../provider-client.ts";
+import { quote, readAnswer, readErrorBody, refuseRedirect, send } from "./upstream.ts";
+
+export const EXA_DEFAULT_BASE_URL = "https://api.exa.ai";
+
+/** Highlight text asked per result: enough to fill a snippet (design 3.3), no more to read. */
+export const EXA_HIGHLIGHT_CHARS = MAX_SNIPPET_CHARS;
+
+/** Exa reports cost in dollars; the gateway counts micro-dollars. */
+const MICROS_PER_DOLLAR = 1_000_000;
+
+/** Joins several highlights of one page into one snippet. */
+const HIGHLIGHT_SEPARATOR = " … ";
+
+export type ExaOptions = {
+  apiKey: string;
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  /** Epoch milliseconds, for Retry-After dates. */
+  now?: () => number;
+  name?: string;
+  scope?: string;
+};
+
+// Loose objects: Exa adds fields freely; only what we map is checked.
+const ExaResultSchema = v.looseObject({
+  url: v.pipe(v.string(), v.minLength(1)),
+  title: v.nullish(v.string()),
+  publishedDate: v.nullish(v.string()),
+  author: v.nullish(v.string()),
+  score: v.nullish(v.number()),
+  text: v.nullish(v.string()),
+  summary: v.nullish(v.string()),
+  highlights: v.nullish(v.array(v.string())),
+  highlightScores: v.nullish(v.array(v.number())),
+});
+
+const ExaResponseSchema = v.looseObject({
+  results: v.array(ExaResultSchema),
+  costDollars: v.nullish(v.looseObject({
+    total: v.nullish(v.pipe(v.number(), v.finite(), v.minValue(0))),
+  })),
+});
+
+const ExaErrorSchema = v.looseObject({
+  error: v.optional(v.unknown()),
+  tag: v.optional(v.unknown()),
+});
+
+export function exaAdapter(options: ExaOptions): SearchAdapter {
+  const base = (options.baseUrl ?? EXA_DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const now = options.now ?? (() => Date.now());
+  return {
+    name: options.name ?? "exa",
+    scope: options.scope ?? "web",
+    async search({ query, limit }, signal) {
+      const response = await send(fetchImpl, `${base}/search`, {
+        method: "POST",
+        headers: {
+          "x-api-key": options.apiKey,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body: JSON.stringify({
+          query,
+          numResults: limit,
+          type: "auto",
+          contents: { highlights: { maxCharacters: EXA_HIGHLIGHT_CHARS } },
+        }),
+        signal,
+      });
+      await refuseRedirect("exa", response);
+      if (!response.ok) {
+        throw exaFailure(response, await readErrorBody(response, signal), now());
+      }
+      const answer = await readAnswer("exa", response, ExaResponseSchema, signal);
+      const total = answer.costDollars?.total;
+      return {
+        candidates: answer.results.map(toCandidate),
+        ...(typeof total === "number"
+          ? { cost_micros: Math.round(total * MICROS_PER_DOLLAR) }
+          : {}),
+      };
+    },
+  };
+}
+
+function toCandidate(r: v.InferOutput<typeof ExaResultSchema>): WireCandidate {
+  const highlights = (r.highlights ?? []).filter((h) => h.trim() !== "");
+  const snippet = highlights.length > 0
+    ? highlights.join(HIGHLIGHT_SEPARATOR)
+    : r.text?.trim() || r.summary?.trim() || null;
+  const metadata: Record<string, unknown> = {};
+  if (typeof r.score === "number") metadata.score = r.score;
+  if (r.author) metadata.author = r.author;
+  if (r.highlightScores && r.highlightScores.length > 0) {
+    metadata.highlight_scores = r.highlightScores;
+  }
+  return {
+    // Exa gives no title for some pages; the URL is the honest stand-in.
+    title: r.title?.trim() || r.url,
+    locator: r.url,
+    snippet,
+    published_at: r.publishedDate ?? null,
+    metadata,
+  };
+}
+
+/**
+ * Exa's documented statuses (400, 401, 402, 403, 429, 5xx) as provider error codes. A rejected key,
+ * spent credits and a plan without access are `adapter_unavailable`: the provider cannot serve this
+ * gateway until an operator acts, whatever the query.
+ */
+function exaFailure(response: Response, body: unknown, nowMs: number): ProviderError {
+  const status = response.status;
+  const parsed = v.safeParse(ExaErrorSchema, body);
+  const tag = parsed.success && typeof parsed.output.tag === "string" &&
+      /^[A-Z0-9_]{1,64}$/.test(parsed.output.tag)
+    ? ` [${parsed.output.tag}]`
+    : "";
+  const said = `${tag}${parsed.success ? quote(parsed.output.error) : ""}`;
+  if (status === 429) {
+    const wait = parseRetryAfter(response.headers.get("retry-after"), nowMs);
+    return new ProviderError("rate_limited", `exa answered HTTP 429${said}`, wait ?? undefined);
+  }
+  if (status === 401) {
+    return new ProviderError(
+      "adapter_unavailable",
+      `exa rejected the API key (HTTP 401)${said}; check EXA_API_KEY`,
+      undefined,
+      false,
+    );
+  }
+  if (status === 402) {
+    return new ProviderError(
+      "adapter_unavailable",
+      `exa's credits or this key's budget are spent (HTTP 402)${said}`,
+      undefined,
+      false,
+    );
+  }
+  if (status === 403) {
+    return new ProviderError(
+      "adapter_unavailable",
+      `exa refused this key access (HTTP 403)${said}`,
+      undefined,
+      false,
+    );
+  }
+  // 408 says Exa gave up waiting, not that the request was wrong (as for remote providers).
+  if (status >= 400 && status < 500 && status !== 408) {
+    return new ProviderError("invalid_request", `exa refused the request (HTTP ${status})${said}`);
+  }
+  return new ProviderError("search_failed", `exa answered HTTP ${status}${said}`);
+}

@@ -1,0 +1,267 @@
+/**
+ * The `github` built-in: GitHub's REST search (`GET {baseUrl}/search/repositories` and
+ * `/search/issues`) as a SearchAdapter. With kind "both" it asks both at once and interleaves the
+ * two ranked lists, so the best repository and the best issue both reach the top of the answer.
+ */
+import * as v from "valibot";
+import type { WireCandidate } from "../../protocol/provider-wire.ts";
+import { parseRetryAfter } from "../classify.ts";
+import { ProviderError, type SearchAdapter, type SearchAnswer } from "../provider-client.ts";
+import {
+  numberHeader,
+  quote,
+  readAnswer,
+  readErrorBody,
+  refuseRedirect,
+  send,
+} from "./upstream.ts";
+
+export const GITHUB_DEFAULT_BASE_URL = "https://api.github.com";
+
+/** The REST API version whose search answers these schemas describe. */
+export const GITHUB_API_VERSION = "2022-11-28";
+
+/** GitHub refuses requests without a User-Agent; it names us so GitHub can contact the operator. */
+export const GITHUB_USER_AGENT = "tracefetch-edge";
+
+/**
+ * GitHub's documented wait for a secondary rate limit that names no time: "wait for at least one
+ * minute before retrying".
+ */
+export const GITHUB_SECONDARY_LIMIT_WAIT_MS = 60_000;
+
+export type GithubKind = "repositories" | "issues" | "both";
+
+export type GithubOptions = {
+  token: string;
+  baseUrl?: string;
+  kind?: GithubKind;
+  fetch?: typeof fetch;
+  /** Epoch milliseconds, to turn `x-ratelimit-reset` (epoch seconds) into a wait. */
+  now?: () => number;
+  name?: string;
+  scope?: string;
+};
+
+// Loose objects: GitHub's items carry dozens of fields; only what we map is checked.
+const RepositorySchema = v.looseObject({
+  full_name: v.pipe(v.string(), v.minLength(1)),
+  html_url: v.pipe(v.string(), v.minLength(1)),
+  description: v.nullish(v.string()),
+  pushed_at: v.nullish(v.string()),
+  updated_at: v.nullish(v.string()),
+  stargazers_count: v.nullish(v.number()),
+  forks_count: v.nullish(v.number()),
+  language: v.nullish(v.string()),
+});
+
+const IssueSchema = v.looseObject({
+  title: v.string(),
+  html_url: v.pipe(v.string(), v.minLength(1)),
+  number: v.nullish(v.number()),
+  body: v.nullish(v.string()),
+  state: v.nullish(v.string()),
+  comments: v.nullish(v.number()),
+  created_at: v.nullish(v.string()),
+  repository_url: v.nullish(v.string()),
+  // Present (an object) only on pull requests, which the issues search also finds.
+  pull_request: v.nullish(v.unknown()),
+});
+
+const searchSchema = <T extends v.GenericSchema>(item: T) =>
+  v.looseObject({ incomplete_results: v.nullish(v.boolean()), items: v.array(item) });
+const RepositorySearchSchema = searchSchema(RepositorySchema);
+const IssueSearchSchema = searchSchema(IssueSchema);
+
+const GithubErrorSchema = v.looseObject({ message: v.optional(v.unknown()) });
+
+/** A qualifier that already says issues or pull requests; GitHub requires one on issue search. */
+const ISSUE_TYPE_QUALIFIER = /(?:^|\s)(?:is|type):(?:issue|pr|pull-request)(?:\s|$)/i;
+
+type Listed = { candidates: WireCandidate[]; warnings: string[] };
+
+export function githubAdapter(options: GithubOptions): SearchAdapter {
+  const base = (options.baseUrl ?? GITHUB_DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const now = options.now ?? (() => Date.now());
+  const kind = options.kind ?? "both";
+
+  async function get(
+    path: "repositories" | "issues",
+    q: string,
+    limit: number,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const label = `github search/${path}`;
+    const params = new URLSearchParams({ q, per_page: String(limit) });
+    const response = await send(fetchImpl, `${base}/search/${path}?${params}`, {
+      method: "GET",
+      headers: {
+        authorization: `Bearer ${options.token}`,
+        accept: "application/vnd.github+json",
+        "x-github-api-version": GITHUB_API_VERSION,
+        "user-agent": GITHUB_USER_AGENT,
+      },
+      signal,
+    });
+    await refuseRedirect(label, response);
+    if (!response.ok) {
+      throw githubFailure(label, response, await readErrorBody(response, signal), now());
+    }
+    return response;
+  }
+
+  async function repositories(query: string, limit: number, signal: AbortSignal) {
+    const response = await get("repositories", query, limit, signal);
+    const found = await readAnswer(
+      "github search/repositories",
+      response,
+      RepositorySearchSchema,
+      signal,
+    );
+    return listed(found.items.map(repositoryCandidate), found.incomplete_results, "repositories");
+  }
+
+  async function issues(query: string, limit: number, signal: AbortSignal) {
+    const q = ISSUE_TYPE_QUALIFIER.test(query) ? query : `${query} is:issue`;
+    const response = await get("issues", q, limit, signal);
+    const found = await readAnswer("github search/issues", response, IssueSearchSchema, signal);
+    return listed(found.items.map(issueCandidate), found.incomplete_results, "issues");
+  }
+
+  return {
+    name: options.name ?? "github",
+    scope: options.scope ?? "code",
+    async search({ query, limit }, signal): Promise<SearchAnswer> {
+      if (kind === "repositories") return await repositories(query, limit, signal);
+      if (kind === "issues") return await issues(query, limit, signal);
+      const settled = await Promise.allSettled([
+        repositories(query, limit, signal),
+        issues(query, limit, signal),
+      ]);
+      const failures = settled.flatMap((s) => s.status === "rejected" ? [s.reason] : []);
+      if (failures.length > 0) throw mostTelling(failures);
+      const [repos, found] = settled.map((s) => (s as PromiseFulfilledResult<Listed>).value);
+      return {
+        candidates: interleave(repos?.candidates ?? [], found?.candidates ?? [], limit),
+        warnings: [...(repos?.warnings ?? []), ...(found?.warnings ?? [])],
+      };
+    },
+  };
+}
+
+function repositoryCandidate(r: v.InferOutput<typeof RepositorySchema>): WireCandidate {
+  const metadata: Record<string, unknown> = { kind: "repository" };
+  if (typeof r.stargazers_count === "number") metadata.stars = r.stargazers_count;
+  if (typeof r.forks_count === "number") metadata.forks = r.forks_count;
+  if (r.language) metadata.language = r.language;
+  return {
+    title: r.full_name,
+    locator: r.html_url,
+    snippet: r.description ?? null,
+    published_at: r.pushed_at ?? r.updated_at ?? null,
+    metadata,
+  };
+}
+
+function issueCandidate(i: v.InferOutput<typeof IssueSchema>): WireCandidate {
+  const metadata: Record<string, unknown> = {
+    kind: i.pull_request ? "pull_request" : "issue",
+  };
+  const repository = /\/repos\/([^/]+\/[^/]+)$/.exec(i.repository_url ?? "")?.[1];
+  if (repository) metadata.repository = repository;
+  if (typeof i.number === "number") metadata.number = i.number;
+  if (i.state) metadata.state = i.state;
+  if (typeof i.comments === "number") metadata.comments = i.comments;
+  return {
+    title: i.title,
+    locator: i.html_url,
+    // The whole body: the core cuts it to the snippet bound and marks the cut.
+    snippet: i.body?.trim() || null,
+    published_at: i.created_at ?? null,
+    metadata,
+  };
+}
+
+function listed(
+  candidates: WireCandidate[],
+  incomplete: boolean | null | undefined,
+  what: string,
+): Listed {
+  const warnings = incomplete
+    ? [`GitHub's ${what} search hit its time limit; the results may be incomplete`]
+    : [];
+  return { candidates, warnings };
+}
+
+/** Alternates the two ranked lists (repository first) and keeps at most `limit`. */
+export function interleave<T>(a: readonly T[], b: readonly T[], limit: number): T[] {
+  const out: T[] = [];
+  for (let i = 0; out.length < limit && (i < a.length || i < b.length); i++) {
+    if (i < a.length) out.push(a[i] as T);
+    if (i < b.length && out.length < limit) out.push(b[i] as T);
+  }
+  return out;
+}
+
+/** Of two failures, a rate limit (with the longer wait) says most about when to come back. */
+function mostTelling(failures: unknown[]): unknown {
+  const limited = failures.filter((f): f is ProviderError =>
+    f instanceof ProviderError && f.code === "rate_limited"
+  );
+  if (limited.length === 0) return failures[0];
+  return limited.reduce((a, b) => ((b.retryAfterMs ?? 0) > (a.retryAfterMs ?? 0) ? b : a));
+}
+
+/**
+ * GitHub's statuses as provider error codes. A 403 or 429 is a rate limit when GitHub says so
+ * (Retry-After, `x-ratelimit-remaining: 0`, or a message naming a rate limit) and waits as its
+ * documentation asks; any other 403, and a 401, mean the token cannot be used: an operator must act.
+ */
+function githubFailure(
+  label: string,
+  response: Response,
+  body: unknown,
+  nowMs: number,
+): ProviderError {
+  const status = response.status;
+  const parsed = v.safeParse(GithubErrorSchema, body);
+  const message = parsed.success ? parsed.output.message : undefined;
+  const said = quote(message);
+  if (status === 403 || status === 429) {
+    const retryAfter = parseRetryAfter(response.headers.get("retry-after"), nowMs);
+    const reset = numberHeader(response, "x-ratelimit-reset");
+    const wait = retryAfter ??
+      (numberHeader(response, "x-ratelimit-remaining") === 0 && reset !== null
+        ? Math.max(0, Math.ceil(reset * 1000 - nowMs))
+        : null) ??
+      (status === 429 || (typeof message === "string" && /rate limit/i.test(message))
+        ? GITHUB_SECONDARY_LIMIT_WAIT_MS
+        : null);
+    if (wait !== null) {
+      return new ProviderError("rate_limited", `${label} answered HTTP ${status}${said}`, wait);
+    }
+    return new ProviderError(
+      "adapter_unavailable",
+      `${label} refused the token access (HTTP 403)${said}; check GITHUB_TOKEN's permissions`,
+      undefined,
+      false,
+    );
+  }
+  if (status === 401) {
+    return new ProviderError(
+      "adapter_unavailable",
+      `${label} rejected the token (HTTP 401)${said}; check GITHUB_TOKEN`,
+      undefined,
+      false,
+    );
+  }
+  // 408 says GitHub gave up waiting, not that the request was wrong (as for remote providers).
+  if (status >= 400 && status < 500 && status !== 408) {
+    return new ProviderError(
+      "invalid_request",
+      `${label} refused the query (HTTP ${status})${said}`,
+    );
+  }
+  return new ProviderError("search_failed", `${label} answered HTTP ${status}${said}`);
+}

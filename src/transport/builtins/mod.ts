@@ -1,0 +1,85 @@
+/**
+ * Built-ins that call a third-party API: `exa` (web search) and `github` (repository and issue
+ * search), created from environment bindings.
+ *
+ * Boundary: this only builds adapters. Whether one runs is the manifest's decision (design 3.1): a
+ * built-in runs only when the manifest lists its reserved name, and a key in the environment alone
+ * never sends a query anywhere. A listed built-in without its key is skipped as `not_configured`.
+ *
+ * Invariants:
+ * - An adapter exists only when its key is set; the key is sent only to its base URL.
+ * - A base URL override is https, or http to a loopback host with TRACEFETCH_ALLOW_LOOPBACK=1;
+ *   anything else refuses to start.
+ * - No message names the key.
+ */
+import { ConfigError } from "../../protocol/config-error.ts";
+import { endpointProblem } from "../../protocol/validate-manifest.ts";
+import type { SearchAdapter } from "../provider-client.ts";
+import { EXA_DEFAULT_BASE_URL, exaAdapter } from "./exa.ts";
+import { GITHUB_DEFAULT_BASE_URL, githubAdapter } from "./github.ts";
+
+export * from "./exa.ts";
+export * from "./github.ts";
+
+export type RemoteBuiltinName = "exa" | "github";
+
+/**
+ * The adapters whose keys are set: `EXA_API_KEY` (and `EXA_BASE_URL`), `GITHUB_TOKEN` (and
+ * `GITHUB_API_URL`). Throws ConfigError for an invalid base URL or key.
+ */
+export function builtinsFromEnv(
+  env: Record<string, string | undefined>,
+  fetchImpl?: typeof fetch,
+): Partial<Record<RemoteBuiltinName, SearchAdapter>> {
+  const allowLoopback = env.TRACEFETCH_ALLOW_LOOPBACK === "1";
+  const exaBase = baseUrl(env, "EXA_BASE_URL", EXA_DEFAULT_BASE_URL, allowLoopback);
+  const githubBase = baseUrl(env, "GITHUB_API_URL", GITHUB_DEFAULT_BASE_URL, allowLoopback);
+  const out: Partial<Record<RemoteBuiltinName, SearchAdapter>> = {};
+  const exaKey = secret(env, "EXA_API_KEY");
+  if (exaKey !== null) {
+    out.exa = exaAdapter({
+      apiKey: exaKey,
+      baseUrl: exaBase,
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    });
+  }
+  const githubToken = secret(env, "GITHUB_TOKEN");
+  if (githubToken !== null) {
+    out.github = githubAdapter({
+      token: githubToken,
+      baseUrl: githubBase,
+      ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    });
+  }
+  return out;
+}
+
+/** A key's value, trimmed; null when unset or blank. */
+function secret(env: Record<string, string | undefined>, name: string): string | null {
+  const value = env[name]?.trim();
+  if (!value) return null;
+  // A header cannot carry control characters; say so here rather than fail every search later.
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) {
+    throw new ConfigError(`${name} contains a control character; set the key alone`);
+  }
+  return value;
+}
+
+/**
+ * Validated even when the key is unset: a mistyped override is worth refusing before anyone adds a
+ * key. The message does not echo the value, which might carry credentials.
+ */
+function baseUrl(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: string,
+  allowLoopback: boolean,
+): string {
+  const value = env[name]?.trim();
+  if (!value) return fallback;
+  const problem = endpointProblem(value, allowLoopback) ??
+    (new URL(value).search !== "" ? "must not carry a query" : null);
+  if (problem) throw new ConfigError(`${name} ${problem}`);
+  return value;
+}
