@@ -120,6 +120,60 @@ export const StatusResultSchema = v.strictObject({
   max_providers: Int,
 });
 
+/** One check of `tracefetch doctor`: its own code (from the one table) and what to do about it. */
+export const DoctorCheckSchema = v.strictObject({
+  check: v.picklist(["connection", "token", "manifest", "gateway"]),
+  ok: v.boolean(),
+  code: v.picklist(ENVELOPE_CODES),
+  action: v.picklist(ENVELOPE_ACTIONS),
+  message: v.string(),
+});
+export type DoctorCheck = v.InferOutput<typeof DoctorCheckSchema>;
+
+/** `tracefetch doctor`: every check, in the order run; the envelope's code is the first problem's. */
+export const DoctorResultSchema = v.strictObject({
+  gateway: v.string(),
+  checks: v.array(DoctorCheckSchema),
+});
+
+/** `tracefetch validate`: a manifest checked offline, with every problem the manifest rules found. */
+export const ValidateResultSchema = v.strictObject({
+  manifest: v.string(),
+  valid: v.boolean(),
+  providers: Int,
+  issues: v.array(
+    v.strictObject({ provider: v.optional(v.string()), field: v.string(), message: v.string() }),
+  ),
+});
+
+/** `tracefetch connect`: what was saved (the variable's name, never the token) and where. */
+export const ConnectResultSchema = v.strictObject({
+  gateway: v.string(),
+  token_env: v.string(),
+  token_set: v.boolean(),
+  saved_to: v.string(),
+  gateway_version: v.string(),
+});
+
+/** `tracefetch conformance`: a provider endpoint checked case by case (the transcript is for people). */
+export const ConformanceResultSchema = v.strictObject({
+  endpoint: v.string(),
+  provider: v.string(),
+  scope: v.string(),
+  passed: Int,
+  failed: Int,
+  cases: v.array(
+    v.strictObject({
+      case: v.string(),
+      verdict: v.picklist(["pass", "fail"]),
+      expects: v.string(),
+      /** The HTTP status received, or null when no complete answer came. */
+      status: v.nullable(Int),
+      reasons: v.array(v.string()),
+    }),
+  ),
+});
+
 export const MiningSchema = v.strictObject({
   state: v.picklist(["enabled", "disabled", "undecided", "degraded"]),
   configured: v.boolean(),
@@ -140,7 +194,17 @@ export const EnvelopeSchema = v.strictObject({
   request_id: v.string(),
   error: v.optional(v.strictObject({ message: v.string(), field: v.optional(v.string()) })),
   retry_after_ms: v.optional(Int),
-  result: v.optional(v.union([SearchResultSchema, ProvidersResultSchema, StatusResultSchema])),
+  result: v.optional(
+    v.union([
+      SearchResultSchema,
+      ProvidersResultSchema,
+      StatusResultSchema,
+      DoctorResultSchema,
+      ValidateResultSchema,
+      ConnectResultSchema,
+      ConformanceResultSchema,
+    ]),
+  ),
   mining: v.optional(MiningSchema),
 });
 export type Envelope = v.InferOutput<typeof EnvelopeSchema>;

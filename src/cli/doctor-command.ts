@@ -1,0 +1,157 @@
+/**
+ * `tracefetch doctor`: checks the configuration (the saved connection, the token variable,
+ * TRACEFETCH_MANIFEST) and reaches the gateway, listing every problem with its code and action.
+ * The envelope's code is the first problem's, so its exit code and action lead to the first fix.
+ */
+import { parseArgs } from "node:util";
+import { codeRow } from "../envelope/code-table.ts";
+import { buildEnvelope } from "../envelope/build-envelope.ts";
+import type { EnvelopeCode } from "../protocol/codes.ts";
+import type { DoctorCheck, Envelope } from "../protocol/envelope-schema.ts";
+import { GATEWAY_STATUS_TIMEOUT_MS } from "../protocol/limits.ts";
+import { formatManifestIssues } from "../protocol/validate-manifest.ts";
+import type { CliContext, Reply } from "./cli-context.ts";
+import { callGateway } from "./call-gateway.ts";
+import { HELP } from "./help-text.ts";
+import type { Paint } from "./paint.ts";
+import { checkManifestFile, checkManifestText, loopbackAllowed } from "./read-manifest-file.ts";
+import { table } from "./render-search.ts";
+import { displayUrl, resolveTarget } from "./resolve-target.ts";
+import { tryParseArgs } from "./try-parse-args.ts";
+import { requestProblemReply } from "./usage-reply.ts";
+
+export async function doctorCommand(args: string[], ctx: CliContext): Promise<Reply> {
+  const argv = tryParseArgs("doctor", () =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        gateway: { type: "string" },
+      },
+    }));
+  if (!argv.ok) return requestProblemReply("doctor", argv.problem, ctx.requestId);
+  const { values } = argv.parsed;
+  if (values.help) return { kind: "document", stdout: HELP.doctor ?? "", exitCode: 0 };
+
+  const checks: DoctorCheck[] = [];
+  const check = (name: DoctorCheck["check"], code: EnvelopeCode, message: string) =>
+    checks.push({ check: name, ok: code === "ok", code, action: codeRow(code).action, message });
+
+  const target = await resolveTarget(values.gateway, ctx.env);
+  const saved = target.saved;
+  switch (saved.kind) {
+    case "saved":
+      check(
+        "connection",
+        "ok",
+        `${saved.path}: ${saved.connection.gateway}, token from $${saved.connection.token_env}`,
+      );
+      break;
+    case "none":
+      check("connection", "ok", `none saved (${saved.path}); tracefetch connect URL saves one`);
+      break;
+    case "broken":
+      check(
+        "connection",
+        "invalid_field",
+        `${saved.path} ${saved.message}; run tracefetch connect URL again`,
+      );
+      break;
+    default: {
+      const never: never = saved;
+      throw new Error(`unhandled saved connection ${JSON.stringify(never)}`);
+    }
+  }
+  if (target.ok) {
+    const { tokenEnv, token } = target.target;
+    check(
+      "token",
+      "ok",
+      token === null ? `$${tokenEnv} is not set: calls are anonymous` : `$${tokenEnv} is set`,
+    );
+  } else {
+    switch (target.refused) {
+      case "saved_connection":
+        // Already reported by the connection check, when the file itself is the problem.
+        if (saved.kind !== "broken") {
+          check("connection", target.problem.code, target.problem.message);
+        }
+        break;
+      case "gateway_url":
+        check("gateway", target.problem.code, target.problem.message);
+        break;
+      case "token_transport":
+        check("token", target.problem.code, target.problem.message);
+        break;
+      default: {
+        const never: never = target.refused;
+        throw new Error(`unhandled refusal ${never}`);
+      }
+    }
+  }
+
+  const manifest = ctx.env.TRACEFETCH_MANIFEST?.trim();
+  if (manifest) {
+    const inline = manifest.startsWith("{");
+    const checked = inline
+      ? checkManifestText(manifest, loopbackAllowed(ctx.env))
+      : await checkManifestFile(manifest, loopbackAllowed(ctx.env));
+    const where = inline ? "TRACEFETCH_MANIFEST (inline)" : `TRACEFETCH_MANIFEST (${manifest})`;
+    if (checked.ok) {
+      check("manifest", "ok", `${where}: valid, ${checked.manifest.providers.length} providers`);
+    } else {
+      check("manifest", checked.code, `${where}: ${formatManifestIssues(checked.issues)}`);
+    }
+  }
+
+  let gateway = values.gateway ?? "";
+  if (target.ok) {
+    gateway = displayUrl(target.target.base);
+    const status = await callGateway({
+      command: "doctor",
+      target: target.target,
+      route: "v1/status",
+      timeoutMs: GATEWAY_STATUS_TIMEOUT_MS,
+      requestId: ctx.requestId,
+      fetch: ctx.fetch,
+    });
+    const result = status.result;
+    if (status.ok && result !== undefined && "service" in result) {
+      const ready = result.providers.filter((p) => p.state === "ready").length;
+      check(
+        "gateway",
+        "ok",
+        `${gateway} answers: ${result.service} ${result.version}, ${ready} of ${result.providers.length} providers ready`,
+      );
+    } else {
+      check(
+        "gateway",
+        status.ok ? "bad_gateway_answer" : status.code,
+        status.error?.message ?? `${gateway} answered /v1/status without a status result`,
+      );
+    }
+  }
+
+  const problems = checks.filter((c) => !c.ok);
+  const first = problems[0];
+  const envelope = buildEnvelope("doctor", first?.code ?? "ok", ctx.requestId, {
+    result: { gateway, checks },
+    ...(first === undefined ? {} : {
+      error: { message: `${problems.length} problem(s); the first: ${first.message}` },
+    }),
+  });
+  return { kind: "envelope", envelope, render: (paint) => renderDoctor(envelope, paint) };
+}
+
+function renderDoctor(envelope: Envelope, paint: Paint): string {
+  const result = envelope.result;
+  if (result === undefined || !("checks" in result)) return "";
+  const rows = result.checks.map((c) => [
+    c.ok ? paint.green("ok") : paint.red("problem"),
+    c.check,
+    c.ok ? c.message : `${c.message} ${paint.bold(`(${c.code}; next: ${c.action})`)}`,
+  ]);
+  return `${table(null, rows, paint).join("\n")}\n`;
+}

@@ -1,0 +1,83 @@
+/** What `--help` prints for each command; docs/cli.md says the same at length. */
+
+export const OVERVIEW = `tracefetch: search many providers through one TraceFetch Edge gateway
+
+usage: tracefetch <command> [options]
+
+commands:
+  search QUERY | -     search (a gateway, or in process with --manifest); - reads a request on stdin
+  status               the gateway's status
+  doctor               check the configuration and the gateway, listing every problem
+  connect URL          save the gateway URL and which variable holds its token
+  schema NAME          print a JSON Schema (envelope, search-request, provider-manifest, ...)
+  validate MANIFEST    check a provider manifest offline
+  conformance URL      check a provider endpoint against the provider protocol
+  serve                run the gateway here, as npm start does
+
+every command but schema and serve takes --json: print exactly one envelope on stdout and exit
+with its exit_code (0 ok, 1 transport, 2 usage, 3 client, 4 server). Decide from ok and action.
+
+the gateway: --gateway URL, else the one saved by connect, else http://127.0.0.1:8787.
+the token: from TRACEFETCH_TOKEN (or the variable connect saved); never sent over plain http
+to a host that is not loopback.
+
+tracefetch <command> --help for a command's options.
+`;
+
+export const HELP: Record<string, string> = {
+  search: `usage: tracefetch search QUERY [options]
+       tracefetch search - [options]      (the request JSON of design 4.1 on stdin, at most 1 MiB)
+
+  --scope S            auto (default), public, local or a manifest scope
+  --provider NAME      run this provider (repeat, or comma-separate, for more)
+  --limit N            results per provider and in the merged list, 1..100 (default 8)
+  --tier T             a tier from the manifest (its cost ceiling trims the plan)
+  --view merged        leave the per-provider attempts out of the envelope
+  --timeout-ms N       the search's deadline, 1..300000 (default 10000); the CLI waits 5 s more
+  --gateway URL        the gateway to ask (else the saved connection, else http://127.0.0.1:8787)
+  --manifest FILE      search in process with this manifest; no gateway needed
+  --allow-sensitive    with --manifest: run account-visible and internal providers too
+  --json               print the envelope (one JSON object) and exit with its exit_code
+`,
+  status: `usage: tracefetch status [--gateway URL] [--json]
+
+  the gateway's status envelope (GET /v1/status): each provider's state, searches in flight.
+`,
+  doctor: `usage: tracefetch doctor [--gateway URL] [--json]
+
+  checks the saved connection, the token variable, TRACEFETCH_MANIFEST (if set) and the gateway,
+  and lists every problem with its action.
+`,
+  connect: `usage: tracefetch connect URL [--token-env VAR] [--yes] [--json]
+
+  checks that URL answers GET /v1/status, then saves the URL and the name of the variable that
+  holds the token (default TRACEFETCH_TOKEN; never the token itself) in
+  $XDG_CONFIG_HOME/tracefetch/connection.json (mode 0600).
+  --yes                replace a saved connection to another gateway without asking
+`,
+  schema: `usage: tracefetch schema NAME
+
+  prints the raw JSON Schema (draft 2020-12): envelope, search-request, provider-manifest,
+  provider-request, provider-response.
+`,
+  validate: `usage: tracefetch validate MANIFEST [--json]
+
+  checks a manifest file offline with the gateway's manifest rules; exit 2 when it is invalid.
+  http: loopback endpoints pass only with TRACEFETCH_ALLOW_LOOPBACK=1, as in the gateway.
+`,
+  conformance: `usage: tracefetch conformance URL --name N --scope S [options]
+
+  calls a provider endpoint as the gateway would and prints every exchange with its verdict;
+  exit 0 when every case passes, 2 (fix_input) when any fails.
+  --name N, --scope S  the name and scope the manifest declares for this endpoint
+  --query Q            a query that finds something, for the limit cases (default "the")
+  --timeout-ms N       per request (default 10000)
+  --token-env VAR      send "authorization: Bearer $VAR" with every request
+  --json               print an envelope (command validate) listing each case
+`,
+  serve: `usage: tracefetch serve [--host H] [--port N] [--manifest FILE]
+
+  runs the gateway as npm start does (HOST, PORT, TRACEFETCH_MANIFEST and the other variables
+  apply; the options override them). Stops on Ctrl-C.
+`,
+};

@@ -1,0 +1,65 @@
+/** `tracefetch status`: the gateway's status envelope (GET /v1/status), as it sent it. */
+import { parseArgs } from "node:util";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import { GATEWAY_STATUS_TIMEOUT_MS } from "../protocol/limits.ts";
+import type { CliContext, Reply } from "./cli-context.ts";
+import { callGateway } from "./call-gateway.ts";
+import { HELP } from "./help-text.ts";
+import type { Paint } from "./paint.ts";
+import { table } from "./render-search.ts";
+import { displayUrl, resolveTarget } from "./resolve-target.ts";
+import { tryParseArgs } from "./try-parse-args.ts";
+import { problemReply, requestProblemReply } from "./usage-reply.ts";
+
+export async function statusCommand(args: string[], ctx: CliContext): Promise<Reply> {
+  const argv = tryParseArgs("status", () =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        gateway: { type: "string" },
+      },
+    }));
+  if (!argv.ok) return requestProblemReply("status", argv.problem, ctx.requestId);
+  const { values, positionals } = argv.parsed;
+  if (values.help) return { kind: "document", stdout: HELP.status ?? "", exitCode: 0 };
+  if (positionals.length > 0) {
+    return problemReply(
+      "status",
+      "invalid_field",
+      ctx.requestId,
+      `status takes no arguments (got "${positionals[0]}")`,
+    );
+  }
+  const target = await resolveTarget(values.gateway, ctx.env);
+  if (!target.ok) return requestProblemReply("status", target.problem, ctx.requestId);
+  const envelope = await callGateway({
+    command: "status",
+    target: target.target,
+    route: "v1/status",
+    timeoutMs: GATEWAY_STATUS_TIMEOUT_MS,
+    requestId: ctx.requestId,
+    fetch: ctx.fetch,
+  });
+  const where = displayUrl(target.target.base);
+  return { kind: "envelope", envelope, render: (paint) => renderStatus(envelope, where, paint) };
+}
+
+export function renderStatus(envelope: Envelope, where: string, paint: Paint): string {
+  const result = envelope.result;
+  if (result === undefined || !("service" in result)) return "";
+  const rows = result.providers.map((p) => [
+    p.name,
+    p.state === "ready" ? paint.green(p.state) : paint.yellow(p.state),
+  ]);
+  return [
+    `${paint.bold(result.service)} ${result.version} at ${where}`,
+    ...table(null, rows, paint),
+    `searches in flight: ${result.searches_in_flight} of ${result.max_inflight}; ` +
+    `at most ${result.max_providers} providers per search`,
+    "",
+  ].join("\n");
+}

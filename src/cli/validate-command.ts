@@ -1,0 +1,75 @@
+/**
+ * `tracefetch validate MANIFEST`: the gateway's manifest rules, offline. Invalid is exit 2 with
+ * every issue in `result.issues`; `error.field` names the first.
+ */
+import { parseArgs } from "node:util";
+import { buildEnvelope } from "../envelope/build-envelope.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import { formatManifestIssues } from "../protocol/validate-manifest.ts";
+import type { CliContext, Reply } from "./cli-context.ts";
+import { HELP } from "./help-text.ts";
+import type { Paint } from "./paint.ts";
+import { checkManifestFile, loopbackAllowed } from "./read-manifest-file.ts";
+import { tryParseArgs } from "./try-parse-args.ts";
+import { problemReply, requestProblemReply } from "./usage-reply.ts";
+
+export async function validateCommand(args: string[], ctx: CliContext): Promise<Reply> {
+  const argv = tryParseArgs("validate", () =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    }));
+  if (!argv.ok) return requestProblemReply("validate", argv.problem, ctx.requestId);
+  const { values, positionals } = argv.parsed;
+  if (values.help) return { kind: "document", stdout: HELP.validate ?? "", exitCode: 0 };
+  if (positionals.length !== 1) {
+    return problemReply(
+      "validate",
+      "invalid_field",
+      ctx.requestId,
+      "give one manifest file",
+      "manifest",
+    );
+  }
+  const path = positionals[0] as string;
+  const checked = await checkManifestFile(path, loopbackAllowed(ctx.env));
+  const envelope: Envelope = checked.ok
+    ? buildEnvelope("validate", "ok", ctx.requestId, {
+      result: {
+        manifest: path,
+        valid: true,
+        providers: checked.manifest.providers.length,
+        issues: [],
+      },
+    })
+    : buildEnvelope("validate", checked.code, ctx.requestId, {
+      error: {
+        message: `${path} is not a valid manifest: ${
+          formatManifestIssues(checked.issues.slice(0, 1))
+        }${
+          checked.issues.length > 1
+            ? ` (and ${checked.issues.length - 1} more in result.issues)`
+            : ""
+        }`,
+        field: checked.issues[0]?.field ?? "manifest",
+      },
+      result: { manifest: path, valid: false, providers: 0, issues: checked.issues },
+    });
+  return { kind: "envelope", envelope, render: (paint) => renderValidate(envelope, paint) };
+}
+
+function renderValidate(envelope: Envelope, paint: Paint): string {
+  const result = envelope.result;
+  if (result === undefined || !("valid" in result)) return "";
+  if (result.valid) {
+    return `${result.manifest}: ${paint.green("valid")}, ${result.providers} providers\n`;
+  }
+  const lines = result.issues.map((i) =>
+    `  ${i.provider ? `provider "${i.provider}": ` : ""}${paint.bold(i.field)}: ${i.message}`
+  );
+  return `${result.manifest}: ${paint.red(`${result.issues.length} problem(s)`)}\n${
+    lines.join("\n")
+  }\n`;
+}
