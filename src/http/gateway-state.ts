@@ -108,7 +108,7 @@ export function providerTokenHeaders(
   const signer = state.config.auth.signer;
   if (!signer) return undefined;
   const issuer = state.config.auth.gatewayIssuer ?? origin;
-  return async (spec, budgetMs) => {
+  return async (spec, budgetMs): Promise<Record<string, string>> => {
     if (spec.auth.type !== "gateway-token") return {};
     const token = await signer.mint({
       issuer,
