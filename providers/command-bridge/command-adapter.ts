@@ -15,7 +15,7 @@ import {
   PROVIDER_REQUEST_VERSION,
   ProviderResponseSchema,
 } from "../../src/protocol/provider-wire.ts";
-import { decodeUtf8 } from "../../src/transport/bounded-reader.ts";
+import { concatBytes, decodeUtf8 } from "../../src/transport/bounded-reader.ts";
 import {
   ProviderError,
   type SearchAdapter,
@@ -127,7 +127,7 @@ function run(
       if (stdoutBytes <= MAX_PROVIDER_BODY_BYTES) return;
       terminate(child, graceMs);
       child.stdout!.destroy();
-      const past = concat(stdout).subarray(0, MAX_PROVIDER_BODY_BYTES + 1);
+      const past = concatBytes(stdout).subarray(0, MAX_PROVIDER_BODY_BYTES + 1);
       settle(() =>
         reject(
           new UnusableOutput(
@@ -158,13 +158,13 @@ function run(
     });
     child.once("close", (code: number | null, killedBy: NodeJS.Signals | null) => {
       settle(() => {
-        const said = redact(new TextDecoder().decode(concat(stderr)));
+        const said = redact(new TextDecoder().decode(concatBytes(stderr)));
         if (code !== 0) {
           const how = code === null ? `killed by ${killedBy}` : `exit ${code}`;
           return reject(new ProviderError("search_failed", said ? `${how}: ${said}` : how));
         }
         try {
-          resolve(answerFrom(provider, concat(stdout)));
+          resolve(answerFrom(provider, concatBytes(stdout)));
         } catch (error) {
           reject(error);
         }
@@ -252,15 +252,4 @@ function spawnFailure(provider: CommandProvider, error: unknown): ProviderError 
   }
   const detail = typeof code === "string" ? code : "spawn failed";
   return new ProviderError("search_failed", `the command ${exe} could not start (${detail})`);
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
 }

@@ -7,13 +7,15 @@
 import { ProviderError, type SearchAdapter } from "../../src/transport/provider-client.ts";
 import type { WireCandidate } from "../../src/protocol/provider-wire.ts";
 import {
-  checkBaseUrl,
-  checkName,
+  callJson,
   commonStatusFailure,
-  getJson,
+  GET_JSON,
   notJson,
   type StatusFailure,
-} from "../shared/upstream.ts";
+  upstream,
+  UPSTREAM_TIMEOUT_MS,
+} from "../../src/transport/upstream.ts";
+import { checkBaseUrl, checkIdentity } from "../shared/check-config.ts";
 
 export const OPENALEX_DEFAULT_BASE_URL = "https://api.openalex.org";
 
@@ -71,8 +73,7 @@ export function openAlexConfig(values: {
 }): OpenAlexConfig {
   const config: OpenAlexConfig = {
     baseUrl: checkBaseUrl("--base (OPENALEX_BASE_URL)", values.base ?? OPENALEX_DEFAULT_BASE_URL),
-    name: checkName("--name (PROVIDER_NAME)", values.name ?? "papers"),
-    scope: checkName("--scope (PROVIDER_SCOPE)", values.scope ?? "papers"),
+    ...checkIdentity(values, { name: "papers", scope: "papers" }),
   };
   if (values.mailto) config.mailto = values.mailto;
   if (values.apiKey) config.apiKey = values.apiKey;
@@ -80,12 +81,10 @@ export function openAlexConfig(values: {
 }
 
 export function openAlexAdapter(options: OpenAlexOptions): SearchAdapter {
-  const upstream = {
-    label: "OpenAlex",
-    fetch: options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init)),
-    now: options.now ?? (() => Date.now()),
+  const up = upstream("OpenAlex", options, {
     maxBodyBytes: MAX_OPENALEX_BODY_BYTES,
-  };
+    timeoutMs: UPSTREAM_TIMEOUT_MS,
+  });
   return {
     name: options.name,
     scope: options.scope,
@@ -97,7 +96,7 @@ export function openAlexAdapter(options: OpenAlexOptions): SearchAdapter {
       if (options.mailto) url.searchParams.set("mailto", options.mailto);
       // The key travels in the query, as OpenAlex documents; no message of ours shows the URL.
       if (options.apiKey) url.searchParams.set("api_key", options.apiKey);
-      const body = await getJson(upstream, url, signal, statusFailure);
+      const body = await callJson(up, url, GET_JSON, signal, statusFailure);
       if (!isRecord(body) || !Array.isArray(body.results)) {
         throw notJson("OpenAlex", "it has no results list");
       }
@@ -117,7 +116,8 @@ const common = commonStatusFailure("OpenAlex");
  * OpenAlex documents 403 as "rate limit exceeded; slow down", alongside 429 for the daily limit;
  * 401 means the API key was refused, which only an operator can fix.
  */
-const statusFailure: StatusFailure = (status, said, wait) => {
+const statusFailure: StatusFailure = (refusal) => {
+  const { status, said, wait } = refusal;
   if (status === 403) {
     return new ProviderError("rate_limited", `OpenAlex is rate limiting (HTTP 403)${said}`, wait);
   }
@@ -129,7 +129,7 @@ const statusFailure: StatusFailure = (status, said, wait) => {
       false,
     );
   }
-  return common(status, said, wait);
+  return common(refusal);
 };
 
 function toCandidate(work: unknown): WireCandidate | null {

@@ -9,13 +9,15 @@
 import { ProviderError, type SearchAdapter } from "../../src/transport/provider-client.ts";
 import type { WireCandidate } from "../../src/protocol/provider-wire.ts";
 import {
-  checkBaseUrl,
-  checkName,
+  callJson,
   commonStatusFailure,
-  getJson,
+  GET_JSON,
   notJson,
   type StatusFailure,
-} from "../shared/upstream.ts";
+  upstream,
+  UPSTREAM_TIMEOUT_MS,
+} from "../../src/transport/upstream.ts";
+import { checkBaseUrl, checkIdentity } from "../shared/check-config.ts";
 
 /**
  * A SearXNG page holds a few dozen results with short snippets, tens of kilobytes; this leaves
@@ -49,8 +51,7 @@ export function searxngConfig(values: {
 }): SearxngConfig {
   const config: SearxngConfig = {
     baseUrl: checkBaseUrl("--base (SEARXNG_BASE_URL)", values.base),
-    name: checkName("--name (PROVIDER_NAME)", values.name ?? "searxng"),
-    scope: checkName("--scope (PROVIDER_SCOPE)", values.scope ?? "web"),
+    ...checkIdentity(values, { name: "searxng", scope: "web" }),
   };
   if (values.categories) config.categories = values.categories;
   if (values.engines) config.engines = values.engines;
@@ -59,12 +60,10 @@ export function searxngConfig(values: {
 }
 
 export function searxngAdapter(options: SearxngOptions): SearchAdapter {
-  const upstream = {
-    label: "SearXNG",
-    fetch: options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init)),
-    now: options.now ?? (() => Date.now()),
+  const up = upstream("SearXNG", options, {
     maxBodyBytes: MAX_SEARXNG_BODY_BYTES,
-  };
+    timeoutMs: UPSTREAM_TIMEOUT_MS,
+  });
   return {
     name: options.name,
     scope: options.scope,
@@ -75,7 +74,7 @@ export function searxngAdapter(options: SearxngOptions): SearchAdapter {
       if (options.categories) url.searchParams.set("categories", options.categories);
       if (options.engines) url.searchParams.set("engines", options.engines);
       if (options.language) url.searchParams.set("language", options.language);
-      const body = await getJson(upstream, url, signal, statusFailure);
+      const body = await callJson(up, url, GET_JSON, signal, statusFailure);
       return toAnswer(body, limit);
     },
   };
@@ -84,15 +83,15 @@ export function searxngAdapter(options: SearxngOptions): SearchAdapter {
 const common = commonStatusFailure("SearXNG");
 
 /** SearXNG answers 403 when the instance does not enable the json format: an operator must act. */
-const statusFailure: StatusFailure = (status, said, wait) =>
-  status === 403
+const statusFailure: StatusFailure = (refusal) =>
+  refusal.status === 403
     ? new ProviderError(
       "adapter_unavailable",
-      `SearXNG refused the JSON API (HTTP 403)${said}; the instance must list json under search.formats in settings.yml`,
+      `SearXNG refused the JSON API (HTTP 403)${refusal.said}; the instance must list json under search.formats in settings.yml`,
       undefined,
       false,
     )
-    : common(status, said, wait);
+    : common(refusal);
 
 function toAnswer(
   body: unknown,

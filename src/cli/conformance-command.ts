@@ -4,7 +4,6 @@
  * validates a provider) whose result lists each case. A failing case is exit 2, `fix_input`, as
  * for an invalid manifest: the provider is the input to fix.
  */
-import { parseArgs } from "node:util";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { type ConformanceReport, runConformance } from "../kit/conformance.ts";
 import { formatTranscript } from "../kit/format-transcript.ts";
@@ -13,32 +12,22 @@ import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../protocol/limits.ts";
 import { BINDING_PATTERN, NAME_PATTERN } from "../protocol/manifest-schema.ts";
 import { endpointProblem } from "../protocol/validate-manifest.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
-import { HELP } from "./help-text.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
-import { problemReply, requestProblemReply } from "./usage-reply.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
+import { problemReply } from "./usage-reply.ts";
 
 export async function conformanceCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
   const refuse = (message: string, field: string) =>
     problemReply("validate", "invalid_field", requestId, message, field);
-  const argv = tryParseArgs("conformance", () =>
-    parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        name: { type: "string" },
-        scope: { type: "string" },
-        query: { type: "string" },
-        "timeout-ms": { type: "string" },
-        "token-env": { type: "string" },
-      },
-    }));
-  if (!argv.ok) return requestProblemReply("validate", argv.problem, requestId);
-  const { values, positionals } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.conformance ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("conformance", "validate", args, ctx, {
+    name: { type: "string" },
+    scope: { type: "string" },
+    query: { type: "string" },
+    "timeout-ms": { type: "string" },
+    "token-env": { type: "string" },
+  });
+  if (!argv.ok) return argv.reply;
+  const { values, positionals } = argv;
   if (positionals.length !== 1) return refuse("give the provider's endpoint URL", "endpoint");
   const endpoint = positionals[0] as string;
   // The manifest's endpoint rules (loopback allowed, as for a provider under development): a

@@ -3,15 +3,14 @@
  * and the name of the token variable (never the token). Replacing a saved connection to another
  * gateway is a person's decision: a terminal asks, machine mode answers `human_decision_required`.
  */
-import { parseArgs } from "node:util";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { GATEWAY_STATUS_TIMEOUT_MS } from "../protocol/limits.ts";
 import { BINDING_PATTERN } from "../protocol/manifest-schema.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
-import { HELP } from "./help-text.ts";
 import type { Paint } from "./paint.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
 import {
   DEFAULT_TOKEN_ENV,
   displayUrl,
@@ -19,26 +18,16 @@ import {
   tokenTransportProblem,
 } from "./resolve-target.ts";
 import { errorCode, readSavedConnection, writeSavedConnection } from "./saved-connection.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
-import { problemReply, requestProblemReply } from "./usage-reply.ts";
+import { problemReply } from "./usage-reply.ts";
 
 export async function connectCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
-  const argv = tryParseArgs("connect", () =>
-    parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        "token-env": { type: "string" },
-        yes: { type: "boolean", short: "y" },
-      },
-    }));
-  if (!argv.ok) return requestProblemReply("connect", argv.problem, requestId);
-  const { values, positionals } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.connect ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("connect", "connect", args, ctx, {
+    "token-env": { type: "string" },
+    yes: { type: "boolean", short: "y" },
+  });
+  if (!argv.ok) return argv.reply;
+  const { values, positionals } = argv;
   if (positionals.length !== 1) {
     return problemReply(
       "connect",

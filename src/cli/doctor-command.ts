@@ -3,7 +3,6 @@
  * TRACEFETCH_MANIFEST) and reaches the gateway, listing every problem with its code and action.
  * The envelope's code is the first problem's, so its exit code and action lead to the first fix.
  */
-import { parseArgs } from "node:util";
 import { codeRow } from "../envelope/code-table.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { EnvelopeCode } from "../protocol/codes.ts";
@@ -12,28 +11,18 @@ import { GATEWAY_STATUS_TIMEOUT_MS } from "../protocol/limits.ts";
 import { formatManifestIssues } from "../protocol/validate-manifest.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
-import { HELP } from "./help-text.ts";
 import type { Paint } from "./paint.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
 import { checkManifestFile, checkManifestText, loopbackAllowed } from "./read-manifest-file.ts";
 import { table } from "./render-search.ts";
 import { displayUrl, resolveTarget } from "./resolve-target.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
-import { requestProblemReply } from "./usage-reply.ts";
 
 export async function doctorCommand(args: string[], ctx: CliContext): Promise<Reply> {
-  const argv = tryParseArgs("doctor", () =>
-    parseArgs({
-      args,
-      strict: true,
-      options: {
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        gateway: { type: "string" },
-      },
-    }));
-  if (!argv.ok) return requestProblemReply("doctor", argv.problem, ctx.requestId);
-  const { values } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.doctor ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("doctor", "doctor", args, ctx, { gateway: { type: "string" } }, {
+    positionals: false,
+  });
+  if (!argv.ok) return argv.reply;
+  const { values } = argv;
 
   const checks: DoctorCheck[] = [];
   const check = (name: DoctorCheck["check"], code: EnvelopeCode, message: string) =>

@@ -11,7 +11,7 @@ import type {
 } from "../protocol/envelope-schema.ts";
 import { EnvelopeSchema } from "../protocol/envelope-schema.ts";
 import { MAX_GATEWAY_ANSWER_BYTES } from "../protocol/limits.ts";
-import { decodeUtf8 } from "../transport/bounded-reader.ts";
+import { concatBytes, decodeUtf8 } from "../transport/bounded-reader.ts";
 
 export type SearchEvent =
   | { event: "plan"; decision: Decision }
@@ -80,7 +80,7 @@ export async function readSearchStream(
       }
       let start = 0;
       for (let at = value.indexOf(NEWLINE); at !== -1; at = value.indexOf(NEWLINE, start)) {
-        const line = decodeUtf8(join([...partial, value.subarray(start, at)]));
+        const line = decodeUtf8(concatBytes([...partial, value.subarray(start, at)]));
         partial = [];
         start = at + 1;
         if (line === null || !take(line)) {
@@ -91,7 +91,7 @@ export async function readSearchStream(
       if (start < value.byteLength) partial.push(value.subarray(start));
     }
     // A last line without its newline still counts.
-    const last = partial.length > 0 ? decodeUtf8(join(partial)) : "";
+    const last = partial.length > 0 ? decodeUtf8(concatBytes(partial)) : "";
     if (last === null || !take(last)) return { ok: false, reason: "not_an_event" };
   } finally {
     reader.releaseLock();
@@ -122,15 +122,4 @@ function parseEvent(line: string): (Record<string, unknown> & { event: string })
   } catch {
     return null;
   }
-}
-
-function join(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }

@@ -74,19 +74,19 @@ export async function resolveTarget(
   env: Record<string, string | undefined>,
 ): Promise<TargetResult> {
   const saved = await readSavedConnection(env);
+  // Every refusal is about the gateway to call: the field to fix is always `gateway`.
+  const refuse = (refused: Refusal, message: string): TargetResult => ({
+    ok: false,
+    refused,
+    saved,
+    problem: { code: "invalid_field", field: "gateway", message },
+  });
   let base: URL;
   let source: Target["source"];
   let tokenEnv = DEFAULT_TOKEN_ENV;
   if (flag !== undefined) {
     const parsed = parseGatewayUrl(flag);
-    if (!parsed.ok) {
-      return {
-        ok: false,
-        refused: "gateway_url",
-        saved,
-        problem: { code: "invalid_field", field: "gateway", message: parsed.message },
-      };
-    }
+    if (!parsed.ok) return refuse("gateway_url", parsed.message);
     base = parsed.url;
     source = "flag";
     // A saved token variable belongs to the saved gateway; another gateway gets only the default.
@@ -95,33 +95,16 @@ export async function resolveTarget(
     }
   } else if (saved.kind === "saved") {
     const parsed = parseGatewayUrl(saved.connection.gateway);
-    if (!parsed.ok) {
-      return {
-        ok: false,
-        refused: "saved_connection",
-        saved,
-        problem: {
-          code: "invalid_field",
-          field: "gateway",
-          message: `the saved connection: ${parsed.message}`,
-        },
-      };
-    }
+    if (!parsed.ok) return refuse("saved_connection", `the saved connection: ${parsed.message}`);
     base = parsed.url;
     source = "saved";
     tokenEnv = saved.connection.token_env;
   } else if (saved.kind === "broken") {
-    return {
-      ok: false,
-      refused: "saved_connection",
-      saved,
-      problem: {
-        code: "invalid_field",
-        field: "gateway",
-        message: `the saved connection ${saved.path} ${saved.message}; run tracefetch connect ` +
-          "again, or pass --gateway",
-      },
-    };
+    return refuse(
+      "saved_connection",
+      `the saved connection ${saved.path} ${saved.message}; run tracefetch connect ` +
+        "again, or pass --gateway",
+    );
   } else {
     base = new URL(`${DEFAULT_GATEWAY_URL}/`);
     source = "default";
@@ -129,14 +112,7 @@ export async function resolveTarget(
   const token = env[tokenEnv]?.trim() || null;
   if (token !== null) {
     const problem = tokenTransportProblem(base, tokenEnv);
-    if (problem !== null) {
-      return {
-        ok: false,
-        refused: "token_transport",
-        saved,
-        problem: { code: "invalid_field", field: "gateway", message: problem },
-      };
-    }
+    if (problem !== null) return refuse("token_transport", problem);
   }
   return { ok: true, saved, target: { base, token, tokenEnv, source } };
 }

@@ -1,26 +1,17 @@
 /** `tracefetch schema NAME`: the raw JSON Schema document, byte for byte as in schemas/. */
-import { parseArgs } from "node:util";
 import { SCHEMA_DOCUMENTS } from "../http/schema-documents.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
-import { HELP } from "./help-text.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
-import { problemReply, requestProblemReply } from "./usage-reply.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
+import { problemReply } from "./usage-reply.ts";
 
 export function schemaCommand(args: string[], ctx: CliContext): Promise<Reply> {
   return Promise.resolve(schema(args, ctx));
 }
 
 function schema(args: string[], ctx: CliContext): Reply {
-  const argv = tryParseArgs("schema", () =>
-    parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    }));
-  if (!argv.ok) return requestProblemReply("schema", argv.problem, ctx.requestId);
-  const { values, positionals } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.schema ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("schema", "schema", args, ctx, {});
+  if (!argv.ok) return argv.reply;
+  const { positionals } = argv;
   const names = Object.keys(SCHEMA_DOCUMENTS).join(", ");
   if (positionals.length !== 1) {
     return problemReply(

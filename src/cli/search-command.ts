@@ -3,19 +3,17 @@
  * (streaming events for the progress line in human mode) or runs the core in process
  * (`--manifest`).
  */
-import { parseArgs } from "node:util";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { GATEWAY_GRACE_MS } from "../protocol/limits.ts";
 import { parseSearchRequest, type SearchRequest } from "../protocol/search-request.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
-import { HELP } from "./help-text.ts";
 import { localSearch } from "./local-search.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
 import { progressLine } from "./progress-line.ts";
 import { readStdinRequest } from "./read-stdin-request.ts";
 import { renderSearch } from "./render-search.ts";
 import { resolveTarget } from "./resolve-target.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
 import { problemReply, requestProblemReply } from "./usage-reply.ts";
 
 /** Options that shape the request; with `search -` the request comes from stdin alone. */
@@ -23,28 +21,19 @@ const REQUEST_OPTIONS = ["scope", "provider", "limit", "tier", "view", "timeout-
 
 export async function searchCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
-  const argv = tryParseArgs("search", () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        gateway: { type: "string" },
-        manifest: { type: "string" },
-        "allow-sensitive": { type: "boolean" },
-        scope: { type: "string" },
-        provider: { type: "string", multiple: true },
-        limit: { type: "string" },
-        tier: { type: "string" },
-        view: { type: "string" },
-        "timeout-ms": { type: "string" },
-      },
-    }));
-  if (!argv.ok) return requestProblemReply("search", argv.problem, requestId);
-  const { values, positionals } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.search ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("search", "search", args, ctx, {
+    gateway: { type: "string" },
+    manifest: { type: "string" },
+    "allow-sensitive": { type: "boolean" },
+    scope: { type: "string" },
+    provider: { type: "string", multiple: true },
+    limit: { type: "string" },
+    tier: { type: "string" },
+    view: { type: "string" },
+    "timeout-ms": { type: "string" },
+  });
+  if (!argv.ok) return argv.reply;
+  const { values, positionals } = argv;
   if (values.manifest !== undefined && values.gateway !== undefined) {
     return problemReply(
       "search",

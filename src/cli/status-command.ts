@@ -1,31 +1,18 @@
 /** `tracefetch status`: the gateway's status envelope (GET /v1/status), as it sent it. */
-import { parseArgs } from "node:util";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { GATEWAY_STATUS_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
-import { HELP } from "./help-text.ts";
 import type { Paint } from "./paint.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
 import { table } from "./render-search.ts";
 import { displayUrl, resolveTarget } from "./resolve-target.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
 import { problemReply, requestProblemReply } from "./usage-reply.ts";
 
 export async function statusCommand(args: string[], ctx: CliContext): Promise<Reply> {
-  const argv = tryParseArgs("status", () =>
-    parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        gateway: { type: "string" },
-      },
-    }));
-  if (!argv.ok) return requestProblemReply("status", argv.problem, ctx.requestId);
-  const { values, positionals } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.status ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("status", "status", args, ctx, { gateway: { type: "string" } });
+  if (!argv.ok) return argv.reply;
+  const { values, positionals } = argv;
   if (positionals.length > 0) {
     return problemReply(
       "status",

@@ -1,22 +1,12 @@
 /** Envelopes for what the CLI refuses or fails at itself, always with the header from CODES. */
-import type { Command, EnvelopeCode } from "../protocol/codes.ts";
+import type { Command } from "../protocol/codes.ts";
 import type { RequestProblem } from "../protocol/search-request.ts";
-import { buildEnvelope, type EnvelopeExtras } from "../envelope/build-envelope.ts";
+import { problemEnvelope } from "../envelope/build-envelope.ts";
 import type { Reply } from "./cli-context.ts";
 
-export function problemReply(
-  command: Command,
-  code: EnvelopeCode,
-  requestId: string,
-  message: string,
-  field?: string,
-  extras: EnvelopeExtras = {},
-): Reply {
-  const error = field === undefined || field === "" ? { message } : { message, field };
-  return {
-    kind: "envelope",
-    envelope: buildEnvelope(command, code, requestId, { ...extras, error }),
-  };
+/** problemEnvelope's refusal or fault as a reply. */
+export function problemReply(...args: Parameters<typeof problemEnvelope>): Reply {
+  return { kind: "envelope", envelope: problemEnvelope(...args) };
 }
 
 /** A RequestProblem (from request parsing or planning) as a reply. */

@@ -2,28 +2,19 @@
  * `tracefetch validate MANIFEST`: the gateway's manifest rules, offline. Invalid is exit 2 with
  * every issue in `result.issues`; `error.field` names the first.
  */
-import { parseArgs } from "node:util";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { formatManifestIssues } from "../protocol/validate-manifest.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
-import { HELP } from "./help-text.ts";
 import type { Paint } from "./paint.ts";
+import { parseCommandArgs } from "./parse-command-args.ts";
 import { checkManifestFile, loopbackAllowed } from "./read-manifest-file.ts";
-import { tryParseArgs } from "./try-parse-args.ts";
-import { problemReply, requestProblemReply } from "./usage-reply.ts";
+import { problemReply } from "./usage-reply.ts";
 
 export async function validateCommand(args: string[], ctx: CliContext): Promise<Reply> {
-  const argv = tryParseArgs("validate", () =>
-    parseArgs({
-      args,
-      strict: true,
-      allowPositionals: true,
-      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    }));
-  if (!argv.ok) return requestProblemReply("validate", argv.problem, ctx.requestId);
-  const { values, positionals } = argv.parsed;
-  if (values.help) return { kind: "document", stdout: HELP.validate ?? "", exitCode: 0 };
+  const argv = parseCommandArgs("validate", "validate", args, ctx, {});
+  if (!argv.ok) return argv.reply;
+  const { positionals } = argv;
   if (positionals.length !== 1) {
     return problemReply(
       "validate",

@@ -49,13 +49,7 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
       if (w === undefined) {
         byKey.set(key, {
           entry: {
-            locator: c.locator,
-            title: c.title,
-            snippet: c.snippet,
-            published_at: c.published_at,
-            scope: input.scope,
-            source_class: input.source_class,
-            evidence_state: input.evidence_state,
+            ...shown(c, input),
             sensitivity: input.sensitivity,
             found_by: [input.provider],
             found_in: [{ candidate: input.index, citation }],
@@ -78,15 +72,7 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
       // The entry shows its best-ranked appearance; on a tie the earlier one in plan order stays.
       if (rank < w.shownRank) {
         w.shownRank = rank;
-        Object.assign(e, {
-          locator: c.locator,
-          title: c.title,
-          snippet: c.snippet,
-          published_at: c.published_at,
-          scope: input.scope,
-          source_class: input.source_class,
-          evidence_state: input.evidence_state,
-        });
+        Object.assign(e, shown(c, input));
       }
     });
   }
@@ -104,4 +90,22 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
       : e.evidence_state;
     return { rank: i + 1, ...e, evidence_state };
   });
+}
+
+type Shown = Pick<
+  MergedEntry,
+  "locator" | "title" | "snippet" | "published_at" | "scope" | "source_class" | "evidence_state"
+>;
+
+/** What an entry shows of one appearance: the candidate and the provider that found it there. */
+function shown(c: Candidate, input: FusionInput): Shown {
+  return {
+    locator: c.locator,
+    title: c.title,
+    snippet: c.snippet,
+    published_at: c.published_at,
+    scope: input.scope,
+    source_class: input.source_class,
+    evidence_state: input.evidence_state,
+  };
 }

@@ -48,6 +48,19 @@ export function buildEnvelope(
   return envelope;
 }
 
+/** A refusal or fault: the envelope of `code` with a message for people (and the field to fix). */
+export function problemEnvelope(
+  command: Command,
+  code: EnvelopeCode,
+  requestId: string,
+  message: string,
+  field?: string,
+  extras: EnvelopeExtras = {},
+): Envelope {
+  const error = field === undefined || field === "" ? { message } : { message, field };
+  return buildEnvelope(command, code, requestId, { ...extras, error });
+}
+
 /** The HTTP status for an envelope's code. */
 export function httpStatusOf(envelope: Envelope): number {
   return codeRow(envelope.code, envelope.retryable).http || 500;

@@ -1,7 +1,7 @@
 /** Turns an envelope into an HTTP response: status from the code table, Retry-After mirrored. */
-import type { Command, EnvelopeCode } from "../protocol/codes.ts";
+import type { EnvelopeCode } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
-import { buildEnvelope, type EnvelopeExtras, httpStatusOf } from "../envelope/build-envelope.ts";
+import { httpStatusOf, problemEnvelope } from "../envelope/build-envelope.ts";
 
 export function envelopeResponse(
   envelope: Envelope,
@@ -28,15 +28,7 @@ const CHALLENGES: Partial<Record<EnvelopeCode, string>> = {
   insufficient_scope: 'Bearer realm="tracefetch", error="insufficient_scope"',
 };
 
-/** A refusal or fault: the envelope of `code` with a message for people. */
-export function problemResponse(
-  command: Command,
-  code: EnvelopeCode,
-  requestId: string,
-  message: string,
-  field?: string,
-  extras: EnvelopeExtras = {},
-): Response {
-  const error = field === undefined || field === "" ? { message } : { message, field };
-  return envelopeResponse(buildEnvelope(command, code, requestId, { ...extras, error }));
+/** problemEnvelope's refusal or fault as a response. */
+export function problemResponse(...args: Parameters<typeof problemEnvelope>): Response {
+  return envelopeResponse(problemEnvelope(...args));
 }

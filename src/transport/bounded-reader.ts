@@ -36,14 +36,19 @@ export async function readBounded(
   } finally {
     reader.releaseLock();
   }
-  if (chunks.length === 1) return { ok: true, bytes: chunks[0] as Uint8Array };
-  const bytes = new Uint8Array(read);
+  return { ok: true, bytes: concatBytes(chunks) };
+}
+
+/** The chunks as one array; a single chunk is returned as it is, without a copy. */
+export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return { ok: true, bytes };
+  return bytes;
 }
 
 /** Strict UTF-8 (a BOM is tolerated and dropped): one behaviour on every runtime. */

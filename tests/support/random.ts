@@ -1,4 +1,7 @@
-/** Seeded randomness for tests that shuffle or delay, so a failure names the seed that caused it. */
+/**
+ * Seeded randomness for tests that shuffle or delay, so a failure names the seed that caused it,
+ * and for the bench's payloads, so every run sends the same bytes.
+ */
 
 /** mulberry32: a small generator whose whole sequence follows from its seed. */
 export function seeded(seed: number): () => number {

@@ -6,9 +6,8 @@
 import * as v from "valibot";
 import { MAX_SNIPPET_CHARS } from "../../protocol/limits.ts";
 import type { WireCandidate } from "../../protocol/provider-wire.ts";
-import { parseRetryAfter } from "../classify.ts";
 import { ProviderError, type SearchAdapter } from "../provider-client.ts";
-import { quote, readAnswer, readErrorBody, refuseRedirect, send } from "./upstream.ts";
+import { callJson, checkShape, quote, type Refusal, upstream } from "../upstream.ts";
 
 export const EXA_DEFAULT_BASE_URL = "https://api.exa.ai";
 
@@ -58,32 +57,32 @@ const ExaErrorSchema = v.looseObject({
 
 export function exaAdapter(options: ExaOptions): SearchAdapter {
   const base = (options.baseUrl ?? EXA_DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
-  const now = options.now ?? (() => Date.now());
+  const up = upstream("exa", options);
   return {
     name: options.name ?? "exa",
     scope: options.scope ?? "web",
     async search({ query, limit }, signal) {
-      const response = await send(fetchImpl, `${base}/search`, {
-        method: "POST",
-        headers: {
-          "x-api-key": options.apiKey,
-          "content-type": "application/json",
-          accept: "application/json",
+      const json = await callJson(
+        up,
+        `${base}/search`,
+        {
+          method: "POST",
+          headers: {
+            "x-api-key": options.apiKey,
+            "content-type": "application/json",
+            accept: "application/json",
+          },
+          body: JSON.stringify({
+            query,
+            numResults: limit,
+            type: "auto",
+            contents: { highlights: { maxCharacters: EXA_HIGHLIGHT_CHARS } },
+          }),
         },
-        body: JSON.stringify({
-          query,
-          numResults: limit,
-          type: "auto",
-          contents: { highlights: { maxCharacters: EXA_HIGHLIGHT_CHARS } },
-        }),
         signal,
-      });
-      await refuseRedirect("exa", response);
-      if (!response.ok) {
-        throw exaFailure(response, await readErrorBody(response, signal), now());
-      }
-      const answer = await readAnswer("exa", response, ExaResponseSchema, signal);
+        exaFailure,
+      );
+      const answer = checkShape("exa", json, ExaResponseSchema);
       const total = answer.costDollars?.total;
       return {
         candidates: answer.results.map(toCandidate),
@@ -121,8 +120,7 @@ function toCandidate(r: v.InferOutput<typeof ExaResultSchema>): WireCandidate {
  * spent credits and a plan without access are `adapter_unavailable`: the provider cannot serve this
  * gateway until an operator acts, whatever the query.
  */
-function exaFailure(response: Response, body: unknown, nowMs: number): ProviderError {
-  const status = response.status;
+function exaFailure({ status, body, wait }: Refusal): ProviderError {
   const parsed = v.safeParse(ExaErrorSchema, body);
   const tag = parsed.success && typeof parsed.output.tag === "string" &&
       /^[A-Z0-9_]{1,64}$/.test(parsed.output.tag)
@@ -130,8 +128,7 @@ function exaFailure(response: Response, body: unknown, nowMs: number): ProviderE
     : "";
   const said = `${tag}${parsed.success ? quote(parsed.output.error) : ""}`;
   if (status === 429) {
-    const wait = parseRetryAfter(response.headers.get("retry-after"), nowMs);
-    return new ProviderError("rate_limited", `exa answered HTTP 429${said}`, wait ?? undefined);
+    return new ProviderError("rate_limited", `exa answered HTTP 429${said}`, wait);
   }
   if (status === 401) {
     return new ProviderError(

@@ -5,16 +5,8 @@
  */
 import * as v from "valibot";
 import type { WireCandidate } from "../../protocol/provider-wire.ts";
-import { parseRetryAfter } from "../classify.ts";
 import { ProviderError, type SearchAdapter, type SearchAnswer } from "../provider-client.ts";
-import {
-  numberHeader,
-  quote,
-  readAnswer,
-  readErrorBody,
-  refuseRedirect,
-  send,
-} from "./upstream.ts";
+import { callJson, checkShape, quote, type Refusal, upstream } from "../upstream.ts";
 
 export const GITHUB_DEFAULT_BASE_URL = "https://api.github.com";
 
@@ -82,50 +74,44 @@ type Listed = { candidates: WireCandidate[]; warnings: string[] };
 
 export function githubAdapter(options: GithubOptions): SearchAdapter {
   const base = (options.baseUrl ?? GITHUB_DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
-  const now = options.now ?? (() => Date.now());
   const kind = options.kind ?? "both";
 
-  async function get(
+  /** One search's answer, checked against `schema`. */
+  async function get<S extends v.GenericSchema>(
     path: "repositories" | "issues",
     q: string,
     limit: number,
+    schema: S,
     signal: AbortSignal,
-  ): Promise<Response> {
-    const label = `github search/${path}`;
+  ): Promise<v.InferOutput<S>> {
+    const up = upstream(`github search/${path}`, options);
     const params = new URLSearchParams({ q, per_page: String(limit) });
-    const response = await send(fetchImpl, `${base}/search/${path}?${params}`, {
-      method: "GET",
-      headers: {
-        authorization: `Bearer ${options.token}`,
-        accept: "application/vnd.github+json",
-        "x-github-api-version": GITHUB_API_VERSION,
-        "user-agent": GITHUB_USER_AGENT,
+    const json = await callJson(
+      up,
+      `${base}/search/${path}?${params}`,
+      {
+        method: "GET",
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          accept: "application/vnd.github+json",
+          "x-github-api-version": GITHUB_API_VERSION,
+          "user-agent": GITHUB_USER_AGENT,
+        },
       },
       signal,
-    });
-    await refuseRedirect(label, response);
-    if (!response.ok) {
-      throw githubFailure(label, response, await readErrorBody(response, signal), now());
-    }
-    return response;
+      (refusal) => githubFailure(up.label, refusal, up.now()),
+    );
+    return checkShape(up.label, json, schema);
   }
 
   async function repositories(query: string, limit: number, signal: AbortSignal) {
-    const response = await get("repositories", query, limit, signal);
-    const found = await readAnswer(
-      "github search/repositories",
-      response,
-      RepositorySearchSchema,
-      signal,
-    );
+    const found = await get("repositories", query, limit, RepositorySearchSchema, signal);
     return listed(found.items.map(repositoryCandidate), found.incomplete_results, "repositories");
   }
 
   async function issues(query: string, limit: number, signal: AbortSignal) {
     const q = ISSUE_TYPE_QUALIFIER.test(query) ? query : `${query} is:issue`;
-    const response = await get("issues", q, limit, signal);
-    const found = await readAnswer("github search/issues", response, IssueSearchSchema, signal);
+    const found = await get("issues", q, limit, IssueSearchSchema, signal);
     return listed(found.items.map(issueCandidate), found.incomplete_results, "issues");
   }
 
@@ -220,19 +206,16 @@ function mostTelling(failures: unknown[]): unknown {
  */
 function githubFailure(
   label: string,
-  response: Response,
-  body: unknown,
+  { status, headers, body, wait: retryAfter }: Refusal,
   nowMs: number,
 ): ProviderError {
-  const status = response.status;
   const parsed = v.safeParse(GithubErrorSchema, body);
   const message = parsed.success ? parsed.output.message : undefined;
   const said = quote(message);
   if (status === 403 || status === 429) {
-    const retryAfter = parseRetryAfter(response.headers.get("retry-after"), nowMs);
-    const reset = numberHeader(response, "x-ratelimit-reset");
+    const reset = numberHeader(headers, "x-ratelimit-reset");
     const wait = retryAfter ??
-      (numberHeader(response, "x-ratelimit-remaining") === 0 && reset !== null
+      (numberHeader(headers, "x-ratelimit-remaining") === 0 && reset !== null
         ? Math.max(0, Math.ceil(reset * 1000 - nowMs))
         : null) ??
       (status === 429 || (typeof message === "string" && /rate limit/i.test(message))
@@ -264,4 +247,11 @@ function githubFailure(
     );
   }
   return new ProviderError("search_failed", `${label} answered HTTP ${status}${said}`);
+}
+
+/** The number a header holds, or null when it is absent or not a non-negative number. */
+function numberHeader(headers: Headers, name: string): number | null {
+  const raw = headers.get(name)?.trim();
+  if (raw === undefined || !/^\d+(?:\.\d+)?$/.test(raw)) return null;
+  return Number(raw);
 }

@@ -13,8 +13,8 @@
  * - No message names the key.
  */
 import { ConfigError } from "../../protocol/config-error.ts";
-import { endpointProblem } from "../../protocol/validate-manifest.ts";
 import type { SearchAdapter } from "../provider-client.ts";
+import { baseUrlProblem } from "../upstream.ts";
 import { EXA_DEFAULT_BASE_URL, exaAdapter } from "./exa.ts";
 import { GITHUB_DEFAULT_BASE_URL, githubAdapter } from "./github.ts";
 
@@ -78,8 +78,7 @@ function baseUrl(
 ): string {
   const value = env[name]?.trim();
   if (!value) return fallback;
-  const problem = endpointProblem(value, allowLoopback) ??
-    (new URL(value).search !== "" ? "must not carry a query" : null);
+  const problem = baseUrlProblem(value, allowLoopback);
   if (problem) throw new ConfigError(`${name} ${problem}`);
   return value;
 }

@@ -1,0 +1,273 @@
+/**
+ * One call to a third-party JSON API, as the `exa` and `github` built-ins and the example providers
+ * that bridge one (searxng, papers) make it: no redirects, a bounded and strictly decoded JSON
+ * body, and every failure but the caller's own deadline or departure thrown as a ProviderError with
+ * a code (design 3.4), never an empty success. A non-2xx status is mapped by the caller, who knows
+ * its API's statuses; an upstream message is quoted short and redacted, and no message names the
+ * upstream host.
+ *
+ * Web APIs only: the same code runs on Node, Deno and Workers.
+ */
+import * as v from "valibot";
+import { DEFAULT_PROVIDER_TIMEOUT_SECONDS, MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import { endpointProblem } from "../protocol/validate-manifest.ts";
+import { decodeUtf8, readBounded } from "./bounded-reader.ts";
+import { classifyThrown, parseRetryAfter } from "./classify.ts";
+import { JSON_CONTENT_TYPE, MAX_ERROR_BODY_BYTES } from "./http-provider.ts";
+import { ProviderError } from "./provider-client.ts";
+import { redact } from "./redact.ts";
+
+/**
+ * The deadline an example provider gives its upstream call: the gateway's default provider
+ * timeout. Behind serveProvider the gateway's disconnect normally ends the call sooner; this bounds
+ * it when nothing does. A built-in needs none: its attempt's deadline always fires.
+ */
+export const UPSTREAM_TIMEOUT_MS = DEFAULT_PROVIDER_TIMEOUT_SECONDS * 1_000;
+
+/** How much of an upstream error message we quote: enough for "Bad credentials", not a page. */
+const MAX_QUOTED_CHARS = 160;
+
+export type Upstream = {
+  /** Names the service in messages, e.g. "SearXNG" or "github search/issues". */
+  label: string;
+  fetch: typeof fetch;
+  /** Epoch milliseconds, for Retry-After dates. */
+  now: () => number;
+  /** Decoded bytes of a success body read at most; the body is cancelled past it. */
+  maxBodyBytes: number;
+  /** Our own deadline for one call; null when the caller's signal is the only one. */
+  timeoutMs: number | null;
+};
+
+/** The global fetch (looked up at each call) and clock unless the caller passes its own. */
+export function upstream(
+  label: string,
+  options: { fetch?: typeof fetch; now?: () => number },
+  limits: { maxBodyBytes?: number; timeoutMs?: number } = {},
+): Upstream {
+  return {
+    label,
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    now: options.now ?? (() => Date.now()),
+    maxBodyBytes: limits.maxBodyBytes ?? MAX_PROVIDER_BODY_BYTES,
+    timeoutMs: limits.timeoutMs ?? null,
+  };
+}
+
+export type UpstreamRequest = {
+  method: "GET" | "POST";
+  headers: Record<string, string>;
+  body?: string;
+};
+
+/** A GET that asks for JSON: all a bridged API needs beyond its URL. */
+export const GET_JSON: UpstreamRequest = { method: "GET", headers: { accept: "application/json" } };
+
+/** A non-2xx answer, for the caller to map to a ProviderError by its API's documented statuses. */
+export type Refusal = {
+  status: number;
+  headers: Headers;
+  /** The error body parsed as JSON; null when there is none, it is too large, or it is not JSON. */
+  body: unknown;
+  /** The body's `message` (else `error`) string as a quote to append (`: …`); "" when none. */
+  said: string;
+  /** The Retry-After wait in milliseconds, when the answer carried one. */
+  wait: number | undefined;
+};
+
+export type StatusFailure = (refusal: Refusal) => ProviderError;
+
+/**
+ * Sends one request and returns its 2xx body parsed as JSON; anything else throws a ProviderError.
+ * The caller's own deadline or departure is rethrown untouched, so the transport reports it as
+ * such; our own deadline (`timeoutMs`) is a failure that says how long we waited.
+ */
+export async function callJson(
+  up: Upstream,
+  url: string | URL,
+  request: UpstreamRequest,
+  signal: AbortSignal,
+  failure: StatusFailure,
+): Promise<unknown> {
+  const deadline = up.timeoutMs === null ? null : AbortSignal.timeout(up.timeoutMs);
+  const both = deadline === null ? signal : AbortSignal.any([signal, deadline]);
+  const timedOut = () => deadline !== null && deadline.aborted && !signal.aborted;
+  let response: Response;
+  try {
+    response = await up.fetch(url, { ...request, redirect: "manual", signal: both });
+  } catch (error) {
+    throw thrown(up, error, "connect", both, timedOut());
+  }
+  try {
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      await discard(response);
+      // Only the configured base URL is called; the same request would be redirected again.
+      throw new ProviderError(
+        "search_failed",
+        `${up.label} answered a redirect (HTTP ${response.status}), which is never followed; check the base URL`,
+        undefined,
+        false,
+      );
+    }
+    if (!response.ok) throw failure(await refusal(up, response, both));
+    return await readJson(up, response);
+  } catch (error) {
+    if (error instanceof ProviderError) throw error;
+    throw thrown(up, error, "body", both, timedOut());
+  }
+}
+
+/** `json` as `schema` describes it; an answer without what we map fails the search, naming it. */
+export function checkShape<S extends v.GenericSchema>(
+  label: string,
+  json: unknown,
+  schema: S,
+): v.InferOutput<S> {
+  const parsed = v.safeParse(schema, json);
+  if (parsed.success) return parsed.output;
+  const issue = parsed.issues[0];
+  const at = issue?.path?.map((p) => String(p.key)).join(".") || "body";
+  const what = issue?.received === "undefined" ? "is missing" : `is invalid (${issue?.message})`;
+  // The same request would get the same malformed answer: not worth retrying.
+  throw new ProviderError(
+    "search_failed",
+    `${label} answered an unexpected shape: ${at} ${what}`,
+    undefined,
+    false,
+  );
+}
+
+/** The failure for a 2xx answer that is not the service's JSON; a retry would get the same. */
+export function notJson(label: string, why: string): ProviderError {
+  return new ProviderError("search_failed", notJsonMessage(label, why), undefined, false);
+}
+
+/**
+ * The statuses every JSON API shares: 429 is a rate limit (with its wait), 408 and 5xx are failures
+ * worth retrying (with a wait when given), and any other 4xx means this request was refused.
+ */
+export function commonStatusFailure(label: string): StatusFailure {
+  return ({ status, said, wait }) => {
+    if (status === 429) {
+      return new ProviderError("rate_limited", `${label} is rate limiting (HTTP 429)${said}`, wait);
+    }
+    // 408 says the upstream gave up waiting, not that the request was wrong.
+    if (status >= 400 && status < 500 && status !== 408) {
+      return new ProviderError(
+        "invalid_request",
+        `${label} refused the request (HTTP ${status})${said}`,
+      );
+    }
+    return new ProviderError("search_failed", `${label} answered HTTP ${status}${said}`, wait);
+  };
+}
+
+/** A short, redacted quote of an upstream error message, or "" when there is none. */
+export function quote(message: unknown): string {
+  if (typeof message !== "string" || message.trim() === "") return "";
+  return `: ${redact(message, MAX_QUOTED_CHARS)}`;
+}
+
+/**
+ * Why a base URL may not be called, or null when it may: a manifest endpoint's rules (https, or
+ * http on loopback when allowed; no credentials or fragment), and no query, which paths and
+ * parameters would be appended to.
+ */
+export function baseUrlProblem(raw: string, allowLoopback: boolean): string | null {
+  return endpointProblem(raw, allowLoopback) ??
+    (new URL(raw).search !== "" ? "must not carry a query" : null);
+}
+
+async function refusal(up: Upstream, response: Response, signal: AbortSignal): Promise<Refusal> {
+  const body = await errorBody(response, signal);
+  const record = typeof body === "object" && body !== null && !Array.isArray(body)
+    ? body as { message?: unknown; error?: unknown }
+    : {};
+  return {
+    status: response.status,
+    headers: response.headers,
+    body,
+    said: quote(typeof record.message === "string" ? record.message : record.error),
+    wait: parseRetryAfter(response.headers.get("retry-after"), up.now()) ?? undefined,
+  };
+}
+
+/**
+ * A non-2xx answer's body, read up to the error cap. An HTML error page, or a body we cannot read,
+ * says nothing a caller can use: the status speaks for it. A deadline or departure still ends us.
+ */
+async function errorBody(response: Response, signal: AbortSignal): Promise<unknown> {
+  let read;
+  try {
+    read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, null);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return null;
+  }
+  const text = read.ok ? decodeUtf8(read.bytes) : null;
+  return text === null ? null : parseJson(text) ?? null;
+}
+
+async function readJson(up: Upstream, response: Response): Promise<unknown> {
+  const type = response.headers.get("content-type") ?? "";
+  if (!JSON_CONTENT_TYPE.test(type)) {
+    await discard(response);
+    throw notJson(up.label, `content-type "${type.slice(0, 80)}"`);
+  }
+  // An upstream call is not handed the search's byte budget; the per-answer cap still bounds it.
+  const read = await readBounded(response.body, up.maxBodyBytes, null);
+  if (!read.ok) {
+    throw new ProviderError(
+      "search_failed",
+      `${up.label} answered more than ${up.maxBodyBytes} decoded bytes; the body was cancelled`,
+    );
+  }
+  const text = decodeUtf8(read.bytes);
+  if (text === null) {
+    throw new ProviderError("search_failed", notJsonMessage(up.label, "the body is not UTF-8"));
+  }
+  const json = parseJson(text);
+  if (json === undefined) throw notJson(up.label, "the body does not parse as JSON");
+  return json;
+}
+
+function notJsonMessage(label: string, why: string): string {
+  return `${label} answered something that is not ${label} JSON: ${why}`;
+}
+
+/**
+ * A thrown network error as a ProviderError, with the error's code only: its text names the
+ * upstream host and port. The caller's deadline or departure is returned untouched.
+ */
+function thrown(
+  up: Upstream,
+  error: unknown,
+  phase: "connect" | "body",
+  signal: AbortSignal,
+  timedOut: boolean,
+): unknown {
+  if (timedOut) {
+    return new ProviderError(
+      "search_failed",
+      `${up.label} did not answer within ${(up.timeoutMs ?? 0) / 1_000} s`,
+    );
+  }
+  const failure = classifyThrown(error, phase, signal);
+  if (failure.outcome === "cancelled" || failure.outcome === "timeout") return error;
+  return new ProviderError(
+    failure.outcome === "adapter_unavailable" ? "adapter_unavailable" : "search_failed",
+    `${up.label}: ${failure.message}`,
+  );
+}
+
+async function discard(response: Response): Promise<void> {
+  await response.body?.cancel().catch(() => {});
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
