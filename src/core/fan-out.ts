@@ -45,7 +45,7 @@ export async function fanOut(
   run: readonly ProviderSpec[],
   ctx: FanOutContext,
 ): Promise<AttemptRecord[]> {
-  const traceId = randomHex(16);
+  const traceparents = traceContexts(run.length);
   // Per search, as the Workers limit is per invocation: the seventh request waits for a place.
   const connectGate = ctx.maxPendingConnections === null
     ? null
@@ -59,7 +59,7 @@ export async function fanOut(
   ctx.signal.addEventListener("abort", onCallerGone, { once: true });
   try {
     return await Promise.all(run.map(async (spec, index) => {
-      const record = await attempt(spec, ctx, traceId, live, connectGate);
+      const record = await attempt(spec, ctx, traceparents[index] as string, live, connectGate);
       ctx.onAttempt?.(index, record);
       return record;
     }));
@@ -71,7 +71,7 @@ export async function fanOut(
 async function attempt(
   spec: ProviderSpec,
   ctx: FanOutContext,
-  traceId: string,
+  traceparent: string,
   live: Set<AbortController>,
   connectGate: Semaphore | null,
 ): Promise<AttemptRecord> {
@@ -98,7 +98,7 @@ async function attempt(
       query: ctx.query,
       limit: ctx.limit,
       requestId: ctx.requestId,
-      traceparent: `00-${traceId}-${randomHex(8)}-01`,
+      traceparent,
       signal,
       budget: ctx.budget,
       connectGate,
@@ -157,7 +157,22 @@ function toRecord(
   };
 }
 
-function randomHex(bytes: number): string {
-  const buf = crypto.getRandomValues(new Uint8Array(bytes));
-  return Array.from(buf, (b) => b.toString(16).padStart(2, "0")).join("");
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/**
+ * W3C traceparent values: one trace id for the search, a span id per attempt. The random bytes are
+ * drawn in one call, which costs far less than one per attempt.
+ */
+function traceContexts(attempts: number): string[] {
+  const bytes = crypto.getRandomValues(new Uint8Array(16 + 8 * attempts));
+  const hex = (from: number, to: number) => {
+    let out = "";
+    for (let i = from; i < to; i++) out += HEX[bytes[i] as number];
+    return out;
+  };
+  const traceId = hex(0, 16);
+  return Array.from(
+    { length: attempts },
+    (_, i) => `00-${traceId}-${hex(16 + 8 * i, 24 + 8 * i)}-01`,
+  );
 }

@@ -19,6 +19,9 @@ import {
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import { redact } from "../transport/redact.ts";
 
+/** Whitespace other than single inner spaces: a tab, a newline, a run, or space at either end. */
+const NEEDS_COLLAPSING = /[^\S ]| {2}|^ | $/;
+
 /** Keys that name secrets, removed at every depth. */
 export const SECRET_KEY =
   /authorization|cookie|credential|passw(or)?d|secret|token|api[_-]?key|session|private[_-]?key/i;
@@ -37,7 +40,8 @@ export function sanitiseAnswer(
   let dropped = 0;
   for (const c of wire) {
     if (candidates.length === limit) break;
-    if (Array.from(c.locator).length > MAX_LOCATOR_CHARS) {
+    // UTF-16 length bounds the code point count from above, so only long locators are counted.
+    if (c.locator.length > MAX_LOCATOR_CHARS && Array.from(c.locator).length > MAX_LOCATOR_CHARS) {
       dropped++;
       continue;
     }
@@ -83,7 +87,8 @@ function sanitiseCandidate(c: WireCandidate): Candidate {
 
 /** Collapses whitespace and cuts to `max` code points with the marker inside the limit. */
 export function bound(value: string, max: number): { text: string; cut: boolean } {
-  const collapsed = value.replace(/\s+/g, " ").trim();
+  // Most text has nothing to collapse; testing first spares rebuilding it, the bulk of the cost.
+  const collapsed = NEEDS_COLLAPSING.test(value) ? value.replace(/\s+/g, " ").trim() : value;
   if (collapsed.length <= max) return { text: collapsed, cut: false };
   const points = Array.from(collapsed);
   if (points.length <= max) return { text: collapsed, cut: false };
