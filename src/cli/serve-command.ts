@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { ConfigError } from "../http/gateway-config.ts";
 import { launch } from "../runtime/launch.ts";
 import { listen } from "../runtime/node-listen.ts";
+import { createNodeFetch } from "../runtime/node-fetch.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { HELP } from "./help-text.ts";
 import { tryParseArgs } from "./try-parse-args.ts";
@@ -40,7 +41,7 @@ export async function serveCommand(args: string[], ctx: CliContext): Promise<Rep
   const stop = ctx.interrupted();
   let running;
   try {
-    running = await launch(env, listen);
+    running = await launch(env, listen, createNodeFetch());
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (error instanceof ConfigError || (typeof code === "string" && FIXABLE.has(code))) {

@@ -24,6 +24,8 @@ export type Launched = { url: string; manifestSource: string; close: () => Promi
 export async function launch(
   env: Record<string, string | undefined>,
   listen: Listen,
+  /** The runtime's client for providers; the global fetch when absent. */
+  fetchImpl?: typeof fetch,
 ): Promise<Launched> {
   const host = env.HOST || "127.0.0.1";
   const port = intSetting(env, "PORT") ?? 8787;
@@ -40,8 +42,9 @@ export async function launch(
     const app = createGateway({
       manifest,
       allowLoopback: embedded !== null || env.TRACEFETCH_ALLOW_LOOPBACK === "1",
-      builtins: { workspace, ...builtinsFromEnv(env) },
+      builtins: { workspace, ...builtinsFromEnv(env, fetchImpl) },
       env,
+      ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
       ...(maxProviders === undefined ? {} : { maxProviders }),
       ...(maxInflight === undefined ? {} : { maxInflight }),
     });

@@ -5,9 +5,10 @@
 import { ConfigError } from "../http/gateway-config.ts";
 import { launch } from "./launch.ts";
 import { listen } from "./node-listen.ts";
+import { createNodeFetch } from "./node-fetch.ts";
 
 try {
-  const running = await launch(process.env, listen);
+  const running = await launch(process.env, listen, createNodeFetch());
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   const stop = () => void running.close().then(() => process.exit(0));
   process.once("SIGINT", stop);

@@ -7,6 +7,7 @@ import addFormats from "ajv-formats";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { createGateway, type GatewayConfig } from "../../src/http/mod.ts";
+import { createNodeFetch } from "../../src/runtime/node-fetch.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
@@ -43,8 +44,19 @@ export function manifestOf(providers: ProviderEntry[], extra: Record<string, unk
   };
 }
 
+/**
+ * Each runtime's production client: on Node the undici-based fetch that `npm start` uses, on Deno
+ * its own fetch. The provider matrix therefore runs through the client each runtime ships with.
+ */
+const runtimeFetch: typeof fetch | undefined = "Deno" in globalThis ? undefined : createNodeFetch();
+
 export function gateway(providers: ProviderEntry[], config: Partial<GatewayConfig> = {}) {
-  return createGateway({ manifest: manifestOf(providers), allowLoopback: true, ...config });
+  return createGateway({
+    manifest: manifestOf(providers),
+    allowLoopback: true,
+    ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
+    ...config,
+  });
 }
 
 /** GET /v1/search?q=... (plus params) and the envelope, validated. */
