@@ -1,0 +1,138 @@
+/**
+ * The load client: node:http with keep-alive agents, timing each request from the call to the last
+ * byte (and, for streams, to the first line that starts with a given prefix). Closed loop: each
+ * worker sends its next request when the previous one is done, so the client never over-drives.
+ */
+import { Agent, request } from "node:http";
+
+export type Timed = { status: number; ms: number; bytes: number; markMs: number | null };
+
+export type RequestSpec = {
+  url: string;
+  method?: "GET" | "POST";
+  body?: string;
+  /** Records the time of the first NDJSON line that starts with this. */
+  markLine?: string;
+};
+
+export function keepAliveAgent(sockets: number): Agent {
+  return new Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets });
+}
+
+export function timed(spec: RequestSpec, agent: Agent): Promise<Timed> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const headers: Record<string, string | number> = {};
+    if (spec.body !== undefined) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = Buffer.byteLength(spec.body);
+    }
+    const req = request(spec.url, { method: spec.method ?? "GET", agent, headers }, (res) => {
+      let bytes = 0;
+      let markMs: number | null = null;
+      let pending = "";
+      res.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (spec.markLine === undefined || markMs !== null) return;
+        const lines = (pending + chunk.toString("utf8")).split("\n");
+        pending = lines.pop() ?? "";
+        if (lines.some((line) => line.startsWith(spec.markLine as string))) {
+          markMs = performance.now() - started;
+        }
+      });
+      res.on(
+        "end",
+        () =>
+          resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, bytes, markMs }),
+      );
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(spec.body);
+  });
+}
+
+/**
+ * Sequential requests to several targets in turn (a, b, a, b, ...), each on its own keep-alive
+ * connection, so any background load on the machine falls on all of them alike. `warm` rounds are
+ * not recorded. Returns one list per target.
+ */
+export async function interleaved(
+  specs: readonly RequestSpec[],
+  warm: number,
+  count: number,
+): Promise<Timed[][]> {
+  const agents = specs.map(() => keepAliveAgent(1));
+  const out = specs.map((): Timed[] => []);
+  try {
+    for (let i = 0; i < warm + count; i++) {
+      for (const [j, spec] of specs.entries()) {
+        const result = await timed(spec, agents[j] as Agent);
+        if (i >= warm) out[j]?.push(result);
+      }
+    }
+    return out;
+  } finally {
+    for (const agent of agents) agent.destroy();
+  }
+}
+
+/** `count` requests one after another, after `warm` unrecorded ones. */
+export async function sequential(
+  spec: RequestSpec,
+  warm: number,
+  count: number,
+): Promise<Timed[]> {
+  return (await interleaved([spec], warm, count))[0] as Timed[];
+}
+
+export type LoadResult = {
+  rps: number;
+  completed: number;
+  errors: number;
+  latencies: number[];
+};
+
+/**
+ * `concurrency` workers in a closed loop: `warmMs` unrecorded, then `durationMs` counted. Pass an
+ * agent to keep connections open across several windows; otherwise one is made and destroyed.
+ */
+export async function closedLoop(
+  spec: RequestSpec,
+  concurrency: number,
+  warmMs: number,
+  durationMs: number,
+  shared?: Agent,
+): Promise<LoadResult> {
+  const agent = shared ?? keepAliveAgent(concurrency);
+  const measureFrom = performance.now() + warmMs;
+  const end = measureFrom + durationMs;
+  const latencies: number[] = [];
+  let errors = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      let ok = false;
+      try {
+        ok = (await timed(spec, agent)).status === 200;
+      } catch {
+        ok = false;
+      }
+      const t1 = performance.now();
+      if (t0 < measureFrom || t1 > end) continue;
+      if (ok) latencies.push(t1 - t0);
+      else errors++;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    if (shared === undefined) agent.destroy();
+  }
+  return {
+    rps: latencies.length / (durationMs / 1000),
+    completed: latencies.length,
+    errors,
+    latencies,
+  };
+}
