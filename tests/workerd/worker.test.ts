@@ -4,6 +4,7 @@ import type { Miniflare } from "miniflare";
 import { answer, raw, startServer, type TestServer } from "../support/servers.ts";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
 import { startWorker } from "./miniflare.ts";
+import { collect } from "../support/streams.ts";
 
 describe("the bundled worker in workerd", () => {
   let servers: TestServer[] = [];
@@ -104,5 +105,36 @@ describe("the bundled worker in workerd", () => {
     assert.ok(body.result.merged.length > 0);
     assert.equal(body.result.merged[0].evidence_state, "local-source-match");
     assert.match(body.result.merged[0].locator, /^docs\//);
+  });
+  it("streams NDJSON and SSE events in order, the fast provider first, done last", async () => {
+    for (
+      const [accept, format] of [["application/x-ndjson", "ndjson"], [
+        "text/event-stream",
+        "sse",
+      ]] as const
+    ) {
+      const res = await mf.dispatchFetch("http://gateway.test/v1/search?q=p&providers=a,hang", {
+        headers: { accept },
+      });
+      assert.equal(res.status, 200);
+      const events = (await collect(res.body as unknown as ReadableStream<Uint8Array>, format))
+        .map((a) => a.event)
+        .filter((e) => e.event !== "heartbeat" && e.event !== "comment");
+      assert.deepEqual(events.map((e) => e.event), [
+        "plan",
+        "provider",
+        "provider",
+        "merged",
+        "done",
+      ]);
+      assert.equal(
+        (events[1]!.attempt as { provider: string }).provider,
+        "a",
+        "the answering provider first",
+      );
+      assert.equal((events[2]!.attempt as { outcome: string }).outcome, "timeout");
+      const { event: _event, ...done } = events[4]!;
+      assert.equal(assertEnvelope(done).code, "partial");
+    }
   });
 });
