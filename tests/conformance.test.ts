@@ -1,13 +1,12 @@
 /**
- * Provider conformance (src/kit) and serveProvider. The example providers pass every case and
- * their transcripts match tests/fixtures/conformance/<name>.txt; broken providers fail exactly the
- * cases for their faults. Regenerate the transcripts after an intended change with
+ * Provider conformance (src/kit) and serveProvider. The corpus example providers pass every case
+ * and their transcripts match tests/fixtures/conformance/<name>.txt (the other example providers
+ * are in conformance-examples.test.ts); broken providers fail exactly the cases for their faults.
+ * Regenerate the transcripts after an intended change with
  * `UPDATE_FIXTURES=1 node --import tsx --test tests/conformance.test.ts`.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
-import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { EXAMPLE_PROVIDERS } from "../providers/corpus/embedded-default.ts";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
@@ -22,21 +21,8 @@ import {
 import { listen } from "../src/runtime/node-listen.ts";
 import { corpusAdapter } from "../src/transport/corpus-adapter.ts";
 import { ProviderError, type SearchAdapter } from "../src/transport/provider-client.ts";
+import { assertConformsAndReplays, failedCases } from "./support/conformance.ts";
 import { type Handler, hold, startServer } from "./support/servers.ts";
-
-/** Ports, the random honest-empty token and trace ids change every run; nothing else may. */
-function mask(transcript: string): string {
-  return transcript
-    .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:<port>")
-    .replace(
-      new RegExp(`${NONSENSE_QUERY_PREFIX}[0-9a-f]{16}`, "g"),
-      `${NONSENSE_QUERY_PREFIX}<random>`,
-    )
-    .replace(/00-[0-9a-f]{32}-[0-9a-f]{16}-01/g, "00-<trace-id>-<span-id>-01");
-}
-
-const failed = (report: { cases: Array<{ case: string; verdict: string }> }) =>
-  report.cases.filter((c) => c.verdict === "fail").map((c) => c.case).sort();
 
 describe("conformance: the example providers", () => {
   for (const p of EXAMPLE_PROVIDERS) {
@@ -50,16 +36,7 @@ describe("conformance: the example providers", () => {
           scope: p.scope,
           timeoutMs: 5_000,
         });
-        assert.deepEqual(failed(report), [], formatTranscript(report));
-        assert.deepEqual(report.cases.map((c) => c.case), CONFORMANCE_CASES.map((c) => c.case));
-        const transcript = mask(formatTranscript(report));
-        const fixture = new URL(`./fixtures/conformance/${p.name}.txt`, import.meta.url);
-        if (process.env.UPDATE_FIXTURES === "1") await writeFile(fixture, transcript);
-        assert.equal(
-          transcript,
-          await readFile(fixture, "utf8"),
-          "the transcript changed; if intended, regenerate it with UPDATE_FIXTURES=1",
-        );
+        await assertConformsAndReplays(report, p.name);
       } finally {
         await server.close();
       }
@@ -141,7 +118,7 @@ describe("conformance: a broken provider fails exactly the cases for its faults"
       const server = await startServer(broken(...faults));
       try {
         const report = await runConformance(server.url, { name: "broken", scope: "broken" });
-        assert.deepEqual(failed(report), [...expected].sort(), formatTranscript(report));
+        assert.deepEqual(failedCases(report), [...expected].sort(), formatTranscript(report));
         assert.equal(report.ok, expected.length === 0);
       } finally {
         await server.close();
@@ -158,7 +135,7 @@ describe("conformance: a broken provider fails exactly the cases for its faults"
         scope: "broken",
         timeoutMs: 100,
       });
-      assert.equal(failed(report).length, CONFORMANCE_CASES.length);
+      assert.equal(failedCases(report).length, CONFORMANCE_CASES.length);
       assert.ok(report.cases.every((c) => c.response === null));
       assert.match(report.cases[0]?.reasons[0] ?? "", /within 100 ms/);
       assert.ok(Date.now() - started < 5_000);

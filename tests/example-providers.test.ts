@@ -5,7 +5,6 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { serveProvider } from "../src/http/serve-provider.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import type { SearchAdapter } from "../src/transport/provider-client.ts";
@@ -16,17 +15,8 @@ import {
   rebuildAbstract,
 } from "../providers/papers/openalex-adapter.ts";
 import { gateway, search } from "./support/gateway.ts";
+import { type Recording, recording } from "./support/recordings.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
-
-type Recording = {
-  request: { method: string; path: string; query?: Record<string, string> };
-  response: { status: number; headers: Record<string, string>; body?: unknown; body_text?: string };
-};
-
-const recording = (name: string): Recording =>
-  JSON.parse(
-    readFileSync(new URL(`./fixtures/recordings/${name}.json`, import.meta.url), "utf8"),
-  );
 
 /** Replays one recording to every request. */
 function replay(rec: Recording): Promise<TestServer> {
