@@ -16,6 +16,7 @@ import {
   UPSTREAM_TIMEOUT_MS,
 } from "../../src/transport/upstream.ts";
 import { checkBaseUrl, checkIdentity } from "../shared/check-config.ts";
+import { isRecord } from "../../src/protocol/json-value.ts";
 
 export const OPENALEX_DEFAULT_BASE_URL = "https://api.openalex.org";
 
@@ -193,8 +194,4 @@ function authors(authorships: unknown): { names: string[]; count: number } {
     }
   }
   return { names, count };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

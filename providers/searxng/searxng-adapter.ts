@@ -18,6 +18,7 @@ import {
   UPSTREAM_TIMEOUT_MS,
 } from "../../src/transport/upstream.ts";
 import { checkBaseUrl, checkIdentity } from "../shared/check-config.ts";
+import { isRecord } from "../../src/protocol/json-value.ts";
 
 /**
  * A SearXNG page holds a few dozen results with short snippets, tens of kilobytes; this leaves
@@ -155,8 +156,4 @@ function unresponsive(value: unknown): Array<[string, string]> {
     }
   }
   return pairs;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from "../protocol/config-error.ts";
 import { endpointProblem } from "../protocol/validate-manifest.ts";
+import { isRecord } from "../protocol/json-value.ts";
 
 /** HS256 is for development, and only with a secret of at least 256 bits (RFC 7518 section 3.2). */
 export const MIN_HS256_SECRET_BYTES = 32;
@@ -104,8 +105,4 @@ export function parseJwks(name: string, text: string): { keys: Record<string, un
     if (typeof key.kty !== "string") throw new ConfigError(`${name}: every key needs a "kty"`);
   }
   return { keys };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -3,6 +3,8 @@
  * request is fully validated before any provider is contacted.
  */
 import { type ParsedSearchRequest, parseSearchRequest } from "../protocol/search-request.ts";
+import { parseJson } from "../protocol/json-value.ts";
+import { decodeUtf8 } from "../transport/bounded-reader.ts";
 
 /** Query parameters of the GET form and the request fields they fill. */
 const GET_FIELDS: Record<string, string> = {
@@ -44,20 +46,11 @@ export async function requestFromBody(request: Request): Promise<ParsedSearchReq
   if (!/^application\/json\s*(;\s*charset=("?)utf-8\2\s*)?$/i.test(type.trim())) {
     return refuse("unsupported_media_type", "send the request as application/json (UTF-8)");
   }
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  let text: string;
-  try {
-    // A BOM is stripped by the decoder (ignoreBOM defaults to false).
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return refuse("invalid_utf8", "the body is not valid UTF-8");
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return refuse("invalid_json", "the body is not valid JSON");
-  }
+  // A BOM is stripped by the decoder.
+  const text = decodeUtf8(new Uint8Array(await request.arrayBuffer()));
+  if (text === null) return refuse("invalid_utf8", "the body is not valid UTF-8");
+  const json = parseJson(text);
+  if (json === undefined) return refuse("invalid_json", "the body is not valid JSON");
   return parseSearchRequest(json);
 }
 

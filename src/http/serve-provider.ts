@@ -17,6 +17,8 @@ import {
 } from "../protocol/provider-wire.ts";
 import { redact } from "../transport/redact.ts";
 import { ProviderError, type SearchAdapter } from "../transport/provider-client.ts";
+import { parseJson } from "../protocol/json-value.ts";
+import { decodeUtf8 } from "../transport/bounded-reader.ts";
 
 /** A provider request is one small JSON object; anything larger is not one. */
 const MAX_PROVIDER_REQUEST_BYTES = 65_536;
@@ -50,14 +52,10 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
         ),
     }),
     async (c) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(
-          new TextDecoder("utf-8", { fatal: true }).decode(await c.req.arrayBuffer()),
-        );
-      } catch {
-        return providerError("invalid_request", "the body is not UTF-8 JSON");
-      }
+      const bytes = await c.req.arrayBuffer().catch(() => null);
+      const text = bytes === null ? null : decodeUtf8(new Uint8Array(bytes));
+      const json = text === null ? undefined : parseJson(text);
+      if (json === undefined) return providerError("invalid_request", "the body is not UTF-8 JSON");
       const action = typeof json === "object" && json !== null
         ? (json as { action?: unknown }).action
         : undefined;

@@ -11,6 +11,7 @@ import {
   type ConformanceCaseName,
   type Exchange,
 } from "./conformance-cases.ts";
+import { parseJson } from "../protocol/json-value.ts";
 
 export { CONFORMANCE_CASES, type ConformanceCaseName } from "./conformance-cases.ts";
 
@@ -193,7 +194,7 @@ async function send(
     return {
       response: response(shown, read.bytes.byteLength),
       text,
-      json: text === null ? undefined : tryJson(text),
+      json: text === null ? undefined : parseJson(text),
     };
   } catch (error) {
     const failure = controller.signal.aborted
@@ -202,14 +203,6 @@ async function send(
     return { response: null, failure };
   } finally {
     clearTimeout(timer);
-  }
-}
-
-function tryJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

@@ -17,3 +17,4 @@ export * from "./provider-wire.ts";
 export * from "./search-request.ts";
 export * from "./envelope-schema.ts";
 export * from "./config-error.ts";
+export * from "./json-value.ts";

@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { BUILTIN_NAMES, RESERVED_SCOPES } from "./codes.ts";
 import { MAX_MANIFEST_BYTES } from "./limits.ts";
 import { type Manifest, ManifestSchema, type ProviderSpec } from "./manifest-schema.ts";
+import { isRecord } from "./json-value.ts";
 
 export type ManifestIssue = {
   /** The provider's name, when the problem belongs to one. */
@@ -154,8 +155,4 @@ function shapeIssue(issue: v.BaseIssue<unknown>, input: unknown): ManifestIssue 
     ? "is not a known field"
     : `${issue.message.replace(/^Invalid [a-z]+: /i, "")}`;
   return provider === undefined ? { field, message } : { provider, field, message };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

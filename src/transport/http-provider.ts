@@ -13,6 +13,7 @@ import {
 import { decodeUtf8, readBounded } from "./bounded-reader.ts";
 import { classifyStatus, classifyThrown, parseRetryAfter, protocolError } from "./classify.ts";
 import type { ProviderCall, ProviderClient, TransportResult } from "./provider-client.ts";
+import { parseJson } from "../protocol/json-value.ts";
 
 /** A failing provider's error body is read only this far: enough for a code and a message. */
 export const MAX_ERROR_BODY_BYTES = 65_536;
@@ -93,7 +94,7 @@ async function readAnswer(
   if (!response.ok) {
     const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, call.budget);
     const text = read.ok ? decodeUtf8(read.bytes) : null;
-    const parsed = text === null ? null : v.safeParse(ProviderErrorSchema, tryJson(text));
+    const parsed = text === null ? null : v.safeParse(ProviderErrorSchema, parseJson(text));
     const body = parsed?.success ? parsed.output : null;
     return fail(
       classifyStatus(
@@ -131,7 +132,7 @@ async function readAnswer(
   }
   const text = decodeUtf8(read.bytes);
   if (text === null) return fail(protocolError("invalid_utf8", "the body is not valid UTF-8"));
-  const json = tryJson(text);
+  const json = parseJson(text);
   if (json === undefined) return fail(protocolError("invalid_json", "the body is not JSON"));
   const parsed = v.safeParse(ProviderResponseSchema, json);
   if (!parsed.success) {
@@ -157,14 +158,6 @@ async function readAnswer(
     );
   }
   return { kind: "answer", candidates: answer.candidates, warnings: answer.warnings ?? [] };
-}
-
-function tryJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 function fail(failure: ReturnType<typeof protocolError>): TransportResult {

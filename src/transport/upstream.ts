@@ -16,6 +16,7 @@ import { classifyThrown, parseRetryAfter } from "./classify.ts";
 import { JSON_CONTENT_TYPE, MAX_ERROR_BODY_BYTES } from "./http-provider.ts";
 import { ProviderError } from "./provider-client.ts";
 import { redact } from "./redact.ts";
+import { parseJson } from "../protocol/json-value.ts";
 
 /**
  * The deadline an example provider gives its upstream call: the gateway's default provider
@@ -262,12 +263,4 @@ function thrown(
 
 async function discard(response: Response): Promise<void> {
   await response.body?.cancel().catch(() => {});
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
