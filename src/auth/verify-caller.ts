@@ -19,7 +19,7 @@ import type { Caller } from "./caller.ts";
 
 /** A token larger than this is refused before any parsing: real tokens are well under 2 KiB. */
 export const MAX_TOKEN_BYTES = 8 * 1024;
-/** Clock skew tolerated on exp, nbf and iat. */
+/** Clock skew tolerated on exp, nbf and iat (an iat later than now plus this is refused). */
 export const CLOCK_TOLERANCE_SECONDS = 30;
 /** A JWKS document is a few keys; 64 KiB bounds what an identity provider can make us hold. */
 export const MAX_JWKS_BYTES = 64 * 1024;
@@ -85,6 +85,14 @@ export function createCallerVerifier(
           requiredClaims: ["exp", "iss", "aud"],
         } as Parameters<typeof jwtVerify>[2],
       );
+      // jose checks iat against the clock only together with maxTokenAge (which would make iat
+      // required); a token issued in the future is refused here, with the same tolerance.
+      if (
+        typeof payload.iat === "number" &&
+        payload.iat > Date.now() / 1000 + CLOCK_TOLERANCE_SECONDS
+      ) {
+        return invalid('claim "iat" failed validation (the token is issued in the future)');
+      }
       return { ok: true, caller: callerOf(payload) };
     } catch (error) {
       return classifyJoseError(error);

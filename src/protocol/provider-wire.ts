@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { PROVIDER_ERROR_CODES, type ProviderErrorCode } from "./codes.ts";
+import { isRecord } from "./json-value.ts";
 import { MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT } from "./limits.ts";
 
 export const PROVIDER_REQUEST_VERSION = "tracefetch.provider-request.v1";
@@ -19,13 +20,28 @@ export const ProviderRequestSchema = v.strictObject({
 });
 export type ProviderRequest = v.InferOutput<typeof ProviderRequestSchema>;
 
+/**
+ * A JSON object. `v.record` alone also takes an array and hands back `{"0": ...}`; this is the same
+ * schema (so the JSON Schema generator still writes `type: object`, which refuses an array) with
+ * the array refused before the record runs.
+ */
+function jsonObject() {
+  const record = v.record(v.string(), v.unknown());
+  const run: (typeof record)["~run"] = (dataset, config) => {
+    if (!Array.isArray(dataset.value)) return record["~run"](dataset, config);
+    v._addIssue(record, "type", dataset, config);
+    return dataset as unknown as ReturnType<(typeof record)["~run"]>;
+  };
+  return Object.create(record, { "~run": { value: run } }) as typeof record;
+}
+
 /** A candidate as a provider sends it; the sanitiser bounds every field afterwards. */
 export const WireCandidateSchema = v.strictObject({
   title: v.string(),
   locator: v.pipe(v.string(), v.minLength(1)),
   snippet: v.optional(v.nullable(v.string())),
   published_at: v.optional(v.nullable(v.string())),
-  metadata: v.optional(v.record(v.string(), v.unknown())),
+  metadata: v.optional(jsonObject()),
 });
 export type WireCandidate = v.InferOutput<typeof WireCandidateSchema>;
 
@@ -38,7 +54,7 @@ export const ProviderResponseSchema = v.strictObject({
 });
 export type ProviderResponse = v.InferOutput<typeof ProviderResponseSchema>;
 
-/** A failing provider's non-2xx body. Read leniently: when it does not match, the HTTP status decides. */
+/** A failing provider's non-2xx body, as a provider must send it; the gateway reads one with readProviderError. */
 export const ProviderErrorSchema = v.object({
   schema_version: v.literal(PROVIDER_ERROR_VERSION),
   code: v.picklist(PROVIDER_ERROR_CODES),
@@ -46,6 +62,31 @@ export const ProviderErrorSchema = v.object({
   retry_after_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 export type ProviderErrorBody = v.InferOutput<typeof ProviderErrorSchema>;
+
+/** What a provider-error body says, each field present only when it is valid on its own. */
+export type ProviderErrorFields = {
+  code?: ProviderErrorCode;
+  message?: string;
+  retry_after_ms?: number;
+};
+
+/**
+ * Reads a provider-error body field by field: one bad field (a negative `retry_after_ms`, a number
+ * as `message`) costs only itself, never the code beside it. A body without our schema_version is
+ * not a provider-error body at all: null, and the HTTP status decides.
+ */
+export function readProviderError(json: unknown): ProviderErrorFields | null {
+  if (!isRecord(json) || json.schema_version !== PROVIDER_ERROR_VERSION) return null;
+  const { code, message, retry_after_ms } = ProviderErrorSchema.entries;
+  const fields: ProviderErrorFields = {};
+  const c = v.safeParse(code, json.code);
+  if (c.success) fields.code = c.output;
+  const m = v.safeParse(message, json.message);
+  if (m.success && m.output !== undefined) fields.message = m.output;
+  const r = v.safeParse(retry_after_ms, json.retry_after_ms);
+  if (r.success && r.output !== undefined) fields.retry_after_ms = r.output;
+  return fields;
+}
 
 /** The HTTP status a provider answers with each error code (serveProvider, and in-process adapters). */
 export const PROVIDER_ERROR_STATUS: Record<ProviderErrorCode, 400 | 429 | 500 | 501 | 503> = {

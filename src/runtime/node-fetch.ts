@@ -5,10 +5,14 @@
  * is decompressed (gzip, deflate, br) as it streams, so the bounded reader counts decoded bytes;
  * cancelling the body destroys the socket's stream; the AbortSignal aborts the whole exchange.
  * Calls it does not cover (a non-string body, redirect other than "manual") go to the global fetch.
+ *
+ * Every stream destroyed here has an 'error' listener first: undici's body emits an error when it
+ * is destroyed before its end, and an 'error' event nobody listens for ends the Node process.
  */
 import { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Agent, request } from "undici";
+import { UNDECODABLE_BODY } from "../transport/classify.ts";
 
 /** Keep-alive connections to providers: reused between searches, closed after idling this long. */
 const KEEP_ALIVE_MS = 10_000;
@@ -43,7 +47,10 @@ export function createNodeFetch(): typeof fetch {
       if (value !== undefined) out.set(name, Array.isArray(value) ? value.join(", ") : value);
     }
     if (NULL_BODY.has(answer.statusCode)) {
-      answer.body.destroy();
+      // Drained, not destroyed, so the connection stays reusable; if a faulty server sends bytes
+      // anyway, dump() stops after 128 KiB and swallows the error that stopping raises.
+      answer.body.on("error", ignore);
+      void answer.body.dump().catch(ignore);
       return new Response(null, { status: answer.statusCode, headers: out });
     }
     return new Response(decoded(answer.body, out.get("content-encoding")), {
@@ -54,17 +61,39 @@ export function createNodeFetch(): typeof fetch {
   return nodeFetch as typeof fetch;
 }
 
-/** The body as a web stream, decompressed; cancelling it destroys the source and the decoder. */
+/**
+ * The body as a web stream, decompressed; cancelling it destroys the source and the decoder. A
+ * decoder that fails on its own (not because the source failed) means the body is not in the
+ * encoding it claims: that error is marked with UNDECODABLE_BODY for the classifier.
+ */
 function decoded(source: Readable, encoding: string | null): ReadableStream<Uint8Array> {
   const decoder = decoderFor(encoding);
-  const stream: Readable = decoder ? source.pipe(decoder) : source;
-  if (decoder) source.once("error", (error) => decoder.destroy(error));
+  let sourceFailed = false;
+  source.on("error", ignore);
+  if (decoder) {
+    decoder.on("error", ignore);
+    source.once("error", (error) => {
+      sourceFailed = true;
+      decoder.destroy(error);
+    });
+    source.pipe(decoder);
+  }
+  const stream: Readable = decoder ?? source;
   const chunks = stream[Symbol.asyncIterator]();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const { done, value } = await chunks.next();
-      if (done) controller.close();
-      else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (error) {
+        source.destroy();
+        throw decoder && !sourceFailed ? undecodable(encoding, error) : error;
+      }
+      if (next.done) controller.close();
+      else {
+        const { value } = next;
+        controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      }
     },
     cancel() {
       stream.destroy();
@@ -72,6 +101,15 @@ function decoded(source: Readable, encoding: string | null): ReadableStream<Uint
     },
   });
 }
+
+function undecodable(encoding: string | null, cause: unknown): Error {
+  return Object.assign(
+    new TypeError(`the body does not decode as content-encoding ${encoding}`, { cause }),
+    { code: UNDECODABLE_BODY },
+  );
+}
+
+function ignore(): void {}
 
 function decoderFor(encoding: string | null) {
   switch (encoding?.trim().toLowerCase()) {

@@ -5,13 +5,9 @@
  * system or `UND_ERR_*` code; Deno and workerd report them as plain errors with a message. Both are
  * mapped here, explicitly, and nowhere else.
  */
-import type {
-  AttemptCode,
-  AttemptOutcome,
-  ProviderErrorCode,
-  TimeoutBudget,
-} from "../protocol/codes.ts";
-import { PROVIDER_ERROR_STATUS } from "../protocol/provider-wire.ts";
+import type { AttemptCode, AttemptOutcome, TimeoutBudget } from "../protocol/codes.ts";
+import { MAX_PROVIDER_WAIT_MS } from "../protocol/limits.ts";
+import { PROVIDER_ERROR_STATUS, type ProviderErrorFields } from "../protocol/provider-wire.ts";
 import { AttemptAbort } from "./attempt-abort.ts";
 import { ProviderError } from "./provider-client.ts";
 import { redact } from "./redact.ts";
@@ -44,6 +40,21 @@ const UNDICI_DEADLINES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEO
 const TLS =
   /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET|VERIFY)_)/;
 
+/**
+ * The code a client puts on a body that does not decode as its content-encoding says (the Node
+ * client marks its decoder's own failures with it).
+ */
+export const UNDECODABLE_BODY = "ERR_CONTENT_DECODING_FAILED";
+/** zlib's and brotli's own error codes, as Node's fetch passes them on in `cause`. */
+const DECODER_CODES = /^(Z_|ERR__ERROR_)/;
+/**
+ * Deno and workerd report a body that does not decompress as a bare TypeError: "Invalid gzip
+ * header", "brotli error", "unexpected end of file" (Deno); "Gzip decompression failed.",
+ * "Brotli decompression failed.", "Gzip compressed stream ended prematurely." (workerd). A lost
+ * connection reads differently ("error reading a body from connection").
+ */
+const DECODER_TEXT = /gzip|brotli|deflate|decompress|unexpected end of file|unexpected EOF/i;
+
 /** Maps a thrown error (from fetch, a body read or an in-process adapter) to a failure. */
 export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal): Failure {
   if (signal.aborted) return fromAbort(signal.reason);
@@ -73,6 +84,12 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
   }
   if (phase === "adapter") {
     return failed("search_failed", "search_failed", true, `the built-in failed: ${text}`);
+  }
+  if (phase === "body" && undecodable(code, error, text)) {
+    return protocolError(
+      "invalid_encoding",
+      "the body does not decode as its content-encoding says",
+    );
   }
   if (phase === "body") {
     return failed(
@@ -132,20 +149,17 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
   );
 }
 
-/** Maps a non-2xx answer, with its provider-error body when one parsed, to a failure. */
+/** Maps a non-2xx answer, with what its provider-error body validly says, to a failure. */
 export function classifyStatus(
   status: number,
-  body: {
-    code: ProviderErrorCode;
-    message?: string | undefined;
-    retry_after_ms?: number | undefined;
-  } | null,
+  body: ProviderErrorFields | null,
   retryAfterHeaderMs: number | null,
   /** Where the failure was reported: the HTTP status, or an in-process adapter. */
   source = `HTTP ${status}`,
 ): Failure {
   const said = body?.message ? `: ${redact(body.message)}` : "";
-  const retryAfter = body?.retry_after_ms ?? retryAfterHeaderMs ?? undefined;
+  // The one place a provider's wait becomes the caller's: never negative, never past the cap.
+  const retryAfter = providerWait(body?.retry_after_ms) ?? providerWait(retryAfterHeaderMs);
   const withWait = (f: Failure): Failure =>
     retryAfter === undefined ? f : { ...f, retry_after_ms: retryAfter };
   const code = body?.code ?? (status === 429 ? "rate_limited" : null);
@@ -206,11 +220,28 @@ export function protocolError(code: AttemptCode, message: string): Failure {
   return failed("provider_protocol_error", code, false, redact(message));
 }
 
-/** Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date, as milliseconds from now. */
+/** A wait a provider asked for, as whole milliseconds within MAX_PROVIDER_WAIT_MS. */
+function providerWait(ms: number | null | undefined): number | undefined {
+  if (ms === null || ms === undefined || !(ms >= 0)) return undefined;
+  return Math.min(Math.ceil(ms), MAX_PROVIDER_WAIT_MS);
+}
+
+/** An HTTP-date (RFC 9110 section 5.6.7) in any of its three forms opens with the day's name. */
+const HTTP_DATE = /^(mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s/i;
+
+/**
+ * Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date, as milliseconds from now;
+ * null when it is neither. Delay-seconds of any length come back as a safe integer: past what one
+ * holds, the wait is only "too long", which the cap in classifyStatus turns into its maximum.
+ */
 export function parseRetryAfter(value: string | null, nowMs: number): number | null {
   if (value === null) return null;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (/^\d+$/.test(trimmed)) {
+    const ms = Number(trimmed) * 1000;
+    return Number.isSafeInteger(ms) ? ms : Number.MAX_SAFE_INTEGER;
+  }
+  if (!HTTP_DATE.test(trimmed)) return null;
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
 }
@@ -242,6 +273,12 @@ function failed(
   message: string,
 ): Failure {
   return { outcome, code, retryable, message: redact(message) };
+}
+
+/** Whether a body-phase error is the body failing to decompress rather than the connection failing. */
+function undecodable(code: string | null, error: unknown, text: string): boolean {
+  if (code !== null) return code === UNDECODABLE_BODY || DECODER_CODES.test(code);
+  return error instanceof TypeError && DECODER_TEXT.test(text);
 }
 
 function errorCode(error: unknown): string | null {

@@ -6,9 +6,9 @@ import * as v from "valibot";
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import {
   PROVIDER_REQUEST_VERSION,
-  ProviderErrorSchema,
   type ProviderRequest,
   ProviderResponseSchema,
+  readProviderError,
 } from "../protocol/provider-wire.ts";
 import { decodeUtf8, readBounded } from "./bounded-reader.ts";
 import { classifyStatus, classifyThrown, parseRetryAfter, protocolError } from "./classify.ts";
@@ -91,16 +91,43 @@ async function readAnswer(
       ),
     );
   }
+  // A runtime whose client hands over an interim 1xx as the answer (workerd does) has lost the
+  // final one; nothing usable can follow on this exchange.
+  if (response.status < 200) {
+    await response.body?.cancel().catch(() => {});
+    return fail(
+      protocolError(
+        "interim_response",
+        `the provider's answer ended at an informational status (HTTP ${response.status}), which carries no answer`,
+      ),
+    );
+  }
   if (!response.ok) {
-    const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, call.budget);
-    const text = read.ok ? decodeUtf8(read.bytes) : null;
-    const parsed = text === null ? null : v.safeParse(ProviderErrorSchema, parseJson(text));
-    const body = parsed?.success ? parsed.output : null;
+    // The status is the answer: an error body that cannot be read (cut off, not decodable) counts
+    // as no body. Only a deadline or a departed caller outranks the status.
+    const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, call.budget).catch(
+      (error: unknown) => {
+        if (call.signal.aborted) throw error;
+        return null;
+      },
+    );
+    const text = read?.ok ? decodeUtf8(read.bytes) : null;
+    const body = text === null ? null : readProviderError(parseJson(text));
     return fail(
       classifyStatus(
         response.status,
         body,
         parseRetryAfter(response.headers.get("retry-after"), o.now()),
+      ),
+    );
+  }
+  // 204 and 205 carry no body by definition, and a provider's answer is a body.
+  if (response.status === 204 || response.status === 205) {
+    await response.body?.cancel().catch(() => {});
+    return fail(
+      protocolError(
+        "invalid_json",
+        `the provider answered HTTP ${response.status}, which has no body`,
       ),
     );
   }
@@ -110,7 +137,7 @@ async function readAnswer(
     return fail(
       protocolError(
         "wrong_content_type",
-        `the provider answered content-type "${type.slice(0, 80)}", not application/json`,
+        `the provider answered content-type "${type}", not application/json`,
       ),
     );
   }
