@@ -17,7 +17,7 @@ import {
   TRUNCATION_MARKER,
 } from "../protocol/limits.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
-import { redact } from "../transport/redact.ts";
+import { redact, redactSecrets } from "../transport/redact.ts";
 
 /** Whitespace other than single inner spaces: a tab, a newline, a run, or space at either end. */
 const NEEDS_COLLAPSING = /[^\S ]| {2}|^ | $/;
@@ -97,8 +97,10 @@ export function bound(value: string, max: number): { text: string; cut: boolean 
 }
 
 /**
- * Copies metadata into null-prototype objects within the key, depth, string and array bounds. The
- * walk is iterative so input nesting cannot exhaust the stack; nesting past the depth is dropped.
+ * Copies metadata into null-prototype objects within the key, depth, string and array bounds,
+ * dropping secret-named keys and redacting secrets in string values at every depth (the patterns
+ * of `redact`). The walk is iterative so input nesting cannot exhaust the stack; nesting past the
+ * depth is dropped.
  */
 export function sanitiseMetadata(input: Record<string, unknown>): Record<string, unknown> {
   const root: Record<string, unknown> = Object.create(null);
@@ -109,7 +111,10 @@ export function sanitiseMetadata(input: Record<string, unknown>): Record<string,
     const place = (value: unknown, put: (v: unknown) => void) => {
       if (value === null || typeof value === "boolean") return put(value);
       if (typeof value === "number") return Number.isFinite(value) ? put(value) : undefined;
-      if (typeof value === "string") return put(bound(value, MAX_METADATA_STRING_CHARS).text);
+      // Redacted before the cut, so the cut cannot leave a piece of a secret too short to match.
+      if (typeof value === "string") {
+        return put(bound(redactSecrets(value), MAX_METADATA_STRING_CHARS).text);
+      }
       if (typeof value !== "object" || depth >= MAX_METADATA_DEPTH) return;
       const child: Record<string, unknown> | unknown[] = Array.isArray(value)
         ? []
