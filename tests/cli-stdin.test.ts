@@ -111,7 +111,7 @@ describe("tracefetch search - (the request on stdin)", { concurrency: true }, ()
     assert.equal(run.stdout, "");
     assert.match(
       run.stderr,
-      /^tracefetch search: stdin is not one JSON value \(invalid_json; next: fix_input\)\n$/,
+      /^tracefetch search: stdin is not valid JSON \(invalid_json; next: fix_input\)\n$/,
     );
     assert.equal(untouched.requests.length, 0);
   });

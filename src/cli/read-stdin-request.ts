@@ -1,11 +1,11 @@
 /**
- * `tracefetch search -`: one search request (design 4.1) from stdin, held to the gateway's own
+ * `tracefetch search -`: one search request (docs/envelope.md) from stdin, held to the gateway's own
  * rules (at most 1 MiB, strict UTF-8 with a BOM dropped, exactly one JSON object, the strict
  * schema) before anything is sent anywhere.
  */
 import { MAX_REQUEST_BODY_BYTES } from "../protocol/limits.ts";
 import {
-  parseSearchRequest,
+  parseSearchRequestText,
   type RequestProblem,
   type SearchRequest,
 } from "../protocol/search-request.ts";
@@ -30,13 +30,11 @@ export async function readStdinRequest(stdin: ReadableStream<Uint8Array>): Promi
   if (text === null) {
     return { ok: false, problem: { code: "invalid_utf8", message: "stdin is not valid UTF-8" } };
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, problem: { code: "invalid_json", message: "stdin is not one JSON value" } };
-  }
-  const parsed = parseSearchRequest(json);
+  const parsed = parseSearchRequestText(text, "stdin");
   if (!parsed.ok) return parsed;
-  return { ok: true, request: parsed.request, input: json as Record<string, unknown> };
+  return {
+    ok: true,
+    request: parsed.request,
+    input: JSON.parse(text) as Record<string, unknown>,
+  };
 }

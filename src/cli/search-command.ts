@@ -5,7 +5,11 @@
  */
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { GATEWAY_GRACE_MS } from "../protocol/limits.ts";
-import { parseSearchRequest, type SearchRequest } from "../protocol/search-request.ts";
+import {
+  numberFromText,
+  parseSearchRequest,
+  type SearchRequest,
+} from "../protocol/search-request.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
 import { localSearch } from "./local-search.ts";
@@ -73,7 +77,7 @@ export async function searchCommand(args: string[], ctx: CliContext): Promise<Re
     input = { query: positionals.join(" ") };
     if (values.scope !== undefined) input.scope = values.scope;
     if (values.provider !== undefined) {
-      // Repeated or comma-separated, as the GET form's `providers` parameter.
+      // Repeated or comma-separated; spaces after a comma are forgiven on a command line.
       input.providers = values.provider.flatMap((list) => list.split(","))
         .map((name) => name.trim())
         .filter((name) => name !== "");
@@ -131,7 +135,5 @@ export async function searchCommand(args: string[], ctx: CliContext): Promise<Re
   return { kind: "envelope", envelope, render: (paint) => renderSearch(envelope, paint) };
 }
 
-/** As the GET form reads numbers: digits become a number, anything else stays text (and is refused). */
-function numeric(value: string): number | string {
-  return /^-?\d{1,15}$/.test(value) ? Number(value) : value;
-}
+/** As the GET form reads numbers: the JSON number grammar, anything else stays text (and is refused). */
+const numeric = numberFromText;

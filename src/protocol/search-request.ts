@@ -1,9 +1,13 @@
 /**
- * The caller's search request (design 4.1) and the one function that turns a raw value into a
- * request or a usage-error code. Strict: unknown fields and explicit nulls are refused.
+ * The caller's search request (docs/envelope.md) and the functions that turn a raw value, or JSON
+ * text, into a request or a usage-error code. Strict: unknown fields, repeated keys and explicit
+ * nulls are refused. The GET form (src/http/search-input.ts) ends in the same function, so both
+ * forms answer one request with one code.
  */
 import * as v from "valibot";
 import type { EnvelopeCode } from "./codes.ts";
+import { isRecord } from "./json-value.ts";
+import { readJsonObject } from "./strict-json.ts";
 import {
   DEFAULT_LIMIT,
   DEFAULT_TIMEOUT_MS,
@@ -22,7 +26,10 @@ const Identifier = v.pipe(v.string(), v.maxLength(64));
 
 export const SearchRequestSchema = v.strictObject({
   version: v.optional(v.literal(1)),
-  /** Non-blank: at least one non-space character. */
+  /**
+   * Non-blank: at least one visible character. JSON Schema can say only "not all white space";
+   * parseSearchRequest also refuses a query of invisible characters (see isBlankQuery).
+   */
   query: v.pipe(v.string(), v.regex(/\S/), v.maxLength(MAX_QUERY_CHARS)),
   scope: v.optional(Identifier),
   providers: v.optional(v.array(Identifier)),
@@ -52,10 +59,44 @@ export type ParsedSearchRequest =
   | { ok: true; request: SearchRequest }
   | { ok: false; problem: RequestProblem };
 
+/** The fields of a search request, in the order messages list them. */
+export const SEARCH_REQUEST_FIELDS: readonly string[] = Object.keys(SearchRequestSchema.entries);
+
+/**
+ * A character no reader sees: white space (including U+00A0 and U+3000), controls, format
+ * characters (U+200B, U+200D, U+2060, U+FEFF, bidi marks...) and the other default-ignorable code
+ * points (variation selectors, Hangul fillers).
+ */
+const VISIBLE = /[^\s\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+const BLANK_QUERY = "query is blank: it has no visible character";
+
+/** A query with no visible character searches for nothing a person asked for: query_empty. */
+export function isBlankQuery(query: string): boolean {
+  return !VISIBLE.test(query);
+}
+
+/** The JSON number grammar (RFC 8259 section 6), for numbers written as text. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A numeric field written as text (a GET parameter): a JSON number is that number, converted as
+ * JSON.parse converts it (`1e2` is 100, `1.5` stays 1.5 and is then out of range); anything else
+ * (`NaN`, `0x10`, ` 5`, `05`, `+5`, "") stays a string, which the schema refuses as invalid_field,
+ * as it refuses the string "5" in a JSON body.
+ */
+export function numberFromText(text: string): number | string {
+  return JSON_NUMBER.test(text) ? Number(text) : text;
+}
+
 /** Validates a decoded JSON value; the first problem found decides the code. */
 export function parseSearchRequest(input: unknown): ParsedSearchRequest {
   const parsed = v.safeParse(SearchRequestSchema, input, { abortEarly: false });
-  if (!parsed.success) return { ok: false, problem: problemOf(parsed.issues, input) };
+  // JSON Schema cannot express the invisible-character rule, so it runs beside the schema.
+  const blank = isRecord(input) && typeof input.query === "string" && isBlankQuery(input.query);
+  if (!parsed.success || blank) {
+    return { ok: false, problem: problemOf(parsed.success ? [] : parsed.issues, input, blank) };
+  }
   const r = parsed.output;
   return {
     ok: true,
@@ -71,12 +112,73 @@ export function parseSearchRequest(input: unknown): ParsedSearchRequest {
   };
 }
 
-function problemOf(issues: v.BaseIssue<unknown>[], input: unknown): RequestProblem {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+/**
+ * A search request as JSON text (a POST body, `tracefetch search -` on stdin), read strictly: on
+ * top of parseSearchRequest, a repeated key and a lone surrogate are refused (see strict-json.ts).
+ * The order of checks matches the GET form: text that is not valid UTF-8 first, then unknown
+ * fields, then repeated ones, then the values. `source` names the text in messages.
+ */
+export function parseSearchRequestText(text: string, source = "the body"): ParsedSearchRequest {
+  const read = readJsonObject(text);
+  if (!read.ok) {
+    switch (read.problem) {
+      case "not_json":
+        return refused("invalid_json", `${source} is not valid JSON`);
+      case "not_object":
+        return refused("invalid_json", `${source} must be one JSON object`);
+      case "lone_surrogate":
+        return refused(
+          "invalid_utf8",
+          `${source} holds a lone UTF-16 surrogate escape (a \\ud800-\\udfff with no partner), which is not valid UTF-8 text`,
+        );
+      case "repeated_key":
+        return refused(
+          "invalid_json",
+          `the key "${read.key}" appears more than once in one object of ${source}`,
+        );
+    }
+  }
+  const unknown = read.keys.find((key) => !SEARCH_REQUEST_FIELDS.includes(key));
+  if (unknown !== undefined) {
+    return refused("unknown_field", unknownFieldMessage(unknown), unknown);
+  }
+  const repeated = read.keys.find((key, i) => read.keys.indexOf(key) !== i);
+  if (repeated !== undefined) {
+    return refused("invalid_field", `the key "${repeated}" appears more than once`, repeated);
+  }
+  return parseSearchRequest(read.value);
+}
+
+function unknownFieldMessage(field: string): string {
+  return `unknown field "${field}"; a search request has ${listOf(SEARCH_REQUEST_FIELDS)}`;
+}
+
+/** "a, b and c", for messages. */
+export function listOf(names: readonly string[]): string {
+  return names.length < 2
+    ? names.join("")
+    : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+function refused(code: EnvelopeCode, message: string, field?: string): ParsedSearchRequest {
+  return { ok: false, problem: field === undefined ? { code, message } : { code, message, field } };
+}
+
+function problemOf(
+  issues: v.BaseIssue<unknown>[],
+  input: unknown,
+  blank: boolean,
+): RequestProblem {
+  if (!isRecord(input)) {
     return { code: "invalid_json", message: "the body must be one JSON object" };
   }
   // Report the most specific problem: unknown and null fields first, as they explain the rest.
-  const ranked = issues.map((issue) => classify(issue)).sort((a, b) => a.rank - b.rank);
+  const ranked = issues.map((issue) => classify(issue));
+  // A blank query ranks as the schema's own blank check does: before any other problem of its rank.
+  if (blank && !ranked.some((p) => p.code === "query_empty")) {
+    ranked.unshift({ rank: 2, code: "query_empty", field: "query", message: BLANK_QUERY });
+  }
+  ranked.sort((a, b) => a.rank - b.rank);
   const { rank: _rank, ...problem } = ranked[0] ?? {
     rank: 0,
     code: "invalid_field" as const,
@@ -94,14 +196,14 @@ function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number 
       : { rank: 3, code: "invalid_field", field, message: `"${field}" is required` };
   }
   if (issue.type === "strict_object") {
-    return { rank: 0, code: "unknown_field", field, message: `unknown field "${field}"` };
+    return { rank: 0, code: "unknown_field", field, message: unknownFieldMessage(field) };
   }
   if (issue.input === null) {
     return { rank: 1, code: "null_field", field, message: `"${field}" is null; omit it instead` };
   }
   const numeric = typeof issue.input === "number";
   if (field === "query" && issue.type === "regex") {
-    return { rank: 2, code: "query_empty", field, message: "query is blank" };
+    return { rank: 2, code: "query_empty", field, message: BLANK_QUERY };
   }
   if (field === "query" && issue.type === "max_length") {
     return {
