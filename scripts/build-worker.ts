@@ -9,8 +9,12 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
 
-/** The code alone, gzipped: Workers' free plan allows 3 MB, and a small isolate starts faster. */
-export const WORKER_CODE_BUDGET_BYTES = 40 * 1024;
+/**
+ * The main module's code alone, gzipped. Workers' free plan allows 3 MB, and a small isolate
+ * starts faster; 56 KiB holds the gateway with its hardening and the provider contract's verbs,
+ * while anything large and optional (an MCP endpoint, a page) ships as a module of its own.
+ */
+export const WORKER_CODE_BUDGET_BYTES = 56 * 1024;
 
 const root = new URL("../", import.meta.url);
 

@@ -64,6 +64,8 @@ export const CODES = {
   no_providers_selected: usage(),
   not_found: usage(404),
   method_not_allowed: usage(405),
+  bad_request: usage(400),
+  headers_too_large: usage(431),
   unauthorized: login,
   token_invalid: login,
   token_expired: login,
@@ -71,6 +73,8 @@ export const CODES = {
   insufficient_scope: access,
   overloaded: busy,
   rate_limited: busy,
+  // The caller was too slow to send its request; the same request sent promptly can succeed.
+  request_timeout: { ...busy, http: 408 },
   // The action (retry or report) depends on whether any failure was retryable: see searchCodeRow.
   all_providers_failed: {
     exit: 4,

@@ -5,7 +5,6 @@
 // The tiny preset (PatternRouter) keeps the worker under its size budget; our routes are few.
 import { Hono } from "hono/tiny";
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { Command } from "../protocol/codes.ts";
 import {
   MAX_REQUEST_BODY_BYTES,
@@ -22,7 +21,41 @@ import { GatewayState, providerTokenHeaders } from "./gateway-state.ts";
 import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
-import { requestFromBody, requestFromQuery } from "./search-input.ts";
+import { problemEnvelope } from "../envelope/build-envelope.ts";
+import { type BodyRead, BodyReadGate, readRequestBody } from "./read-request-body.ts";
+import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
+
+const SEARCH_METHODS = "GET, POST";
+const READ_METHODS = "GET, HEAD";
+
+/** Every route, the command its envelopes carry, and the methods it allows (its 405's Allow). */
+const ROUTES: ReadonlyArray<readonly [string, Command, string]> = [
+  ["/v1/search", "search", SEARCH_METHODS],
+  ["/v1/providers", "providers", READ_METHODS],
+  ["/v1/status", "status", READ_METHODS],
+  ["/schemas/:file", "schema", READ_METHODS],
+  ["/.well-known/jwks.json", "unknown", READ_METHODS],
+];
+
+/** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
+function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
+  const path = new URL(c.req.url).pathname;
+  return envelopeResponse(
+    problemEnvelope(
+      command,
+      "method_not_allowed",
+      c.get("requestId"),
+      `${c.req.raw.method} is not allowed on ${path}; use ${allow}`,
+    ),
+    { allow },
+  );
+}
+
+const BODY_PROBLEMS: Record<Exclude<BodyRead, { ok: true }>["code"], string> = {
+  body_too_large: `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`,
+  request_timeout: "the request body did not arrive in time; send it promptly and retry",
+  bad_request: "the request body was broken off before it ended",
+};
 
 export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(config));
@@ -36,39 +69,53 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     );
     await next();
   });
+  app.use("*", async (c, next) => {
+    const path = new URL(c.req.url).pathname;
+    // One spelling per route: `/v1/search/` is not `/v1/search`.
+    if (path.length > 1 && path.endsWith("/")) {
+      return problemResponse("unknown", "not_found", c.get("requestId"), `no route ${path}`);
+    }
+    // Hono answers HEAD with its GET route; a HEAD search would contact every provider for nothing.
+    if (c.req.raw.method === "HEAD" && path === "/v1/search") {
+      return notAllowed(c, "search", SEARCH_METHODS);
+    }
+    await next();
+  });
   app.use("*", callerMiddleware(state));
 
+  const bodies = new BodyReadGate(state.config.maxBodiesInRead);
+  const overloaded = (requestId: string, what: string) =>
+    problemResponse("search", "overloaded", requestId, what, undefined, {
+      retry_after_ms: OVERLOADED_RETRY_AFTER_MS,
+    });
+
+  /**
+   * Runs a read and validated request. The in-flight slot is taken only here, after the body has
+   * arrived and passed validation, so a slow sender never holds one.
+   */
   const search = async (
     c: Context<GatewayEnv>,
-    read: () => Promise<ParsedSearchRequest>,
+    parsed: ParsedSearchRequest,
     streamParam: string | null = null,
   ) => {
     const requestId = c.get("requestId");
+    if (!parsed.ok) {
+      const { code, message, field } = parsed.problem;
+      return problemResponse("search", code, requestId, message, field);
+    }
+    const caller = c.get("caller");
+    const deps = state.depsFor(caller);
+    const planned = planSearch(parsed.request, deps);
+    if (!planned.ok) {
+      const { code, message, field } = planned.problem;
+      return problemResponse("search", code, requestId, message, field);
+    }
     if (state.inflight >= state.config.maxInflight) {
-      return problemResponse(
-        "search",
-        "overloaded",
-        requestId,
-        "the gateway is at its limit of searches in flight",
-        undefined,
-        { retry_after_ms: OVERLOADED_RETRY_AFTER_MS },
-      );
+      return overloaded(requestId, "the gateway is at its limit of searches in flight");
     }
     state.inflight++;
     let handedToStream = false;
     try {
-      const parsed = await read();
-      if (!parsed.ok) {
-        const { code, message, field } = parsed.problem;
-        return problemResponse("search", code, requestId, message, field);
-      }
-      const caller = c.get("caller");
-      const deps = state.depsFor(caller);
-      const planned = planSearch(parsed.request, deps);
-      if (!planned.ok) {
-        const { code, message, field } = planned.problem;
-        return problemResponse("search", code, requestId, message, field);
-      }
       const format = streamFormat(c.req.header("accept"), streamParam);
       const job = {
         request: parsed.request,
@@ -93,57 +140,37 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     }
   };
 
-  app.post(
-    "/v1/search",
-    bodyLimit({
-      maxSize: MAX_REQUEST_BODY_BYTES,
-      onError: (c) =>
-        problemResponse(
-          "search",
-          "body_too_large",
-          c.get("requestId"),
-          `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`,
-        ),
-    }),
-    (c) => search(c, () => requestFromBody(c.req.raw)),
-  );
-  app.get("/v1/search", (c) => {
-    const url = new URL(c.req.url);
-    const streamParam = url.searchParams.get("stream");
-    url.searchParams.delete("stream");
-    if (streamParam !== null && streamParam !== "ndjson" && streamParam !== "sse") {
-      return problemResponse(
-        "search",
-        "invalid_field",
-        c.get("requestId"),
-        'stream must be "ndjson" or "sse"',
-        "stream",
+  app.post("/v1/search", async (c) => {
+    const requestId = c.get("requestId");
+    const media = checkMediaType(c.req.header("content-type"));
+    if (!media.ok) return search(c, media);
+    if (!bodies.tryEnter()) {
+      return overloaded(requestId, "the gateway is at its limit of request bodies being read");
+    }
+    let body: BodyRead;
+    try {
+      body = await readRequestBody(c.req.raw, MAX_REQUEST_BODY_BYTES, state.config.bodyTimeoutMs);
+    } finally {
+      bodies.leave();
+    }
+    if (!body.ok) {
+      // The rest of the body was never read, so the connection cannot carry another request.
+      return envelopeResponse(
+        problemEnvelope("search", body.code, requestId, BODY_PROBLEMS[body.code]),
+        { connection: "close" },
       );
     }
-    return search(c, () => Promise.resolve(requestFromQuery(url)), streamParam);
+    return search(c, requestFromBytes(body.bytes));
+  });
+  app.get("/v1/search", (c) => {
+    const read = requestFromQuery(new URL(c.req.url));
+    return search(c, read, read.ok ? read.stream : null);
   });
 
   registerInfoRoutes(app, state);
 
-  const routes: Array<[string, Command]> = [
-    ["/v1/search", "search"],
-    ["/v1/providers", "providers"],
-    ["/v1/status", "status"],
-    ["/schemas/:file", "schema"],
-    ["/.well-known/jwks.json", "unknown"],
-  ];
-  for (const [path, command] of routes) {
-    app.all(
-      path,
-      (c) =>
-        problemResponse(
-          command,
-          "method_not_allowed",
-          c.get("requestId"),
-          `${c.req.method} is not allowed on ${new URL(c.req.url).pathname}`,
-          undefined,
-        ),
-    );
+  for (const [path, command, allow] of ROUTES) {
+    app.all(path, (c) => notAllowed(c, command, allow));
   }
 
   app.notFound((c) =>

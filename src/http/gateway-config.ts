@@ -4,9 +4,11 @@
  */
 import type { BuiltinName } from "../protocol/codes.ts";
 import {
+  DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_INFLIGHT,
   DEFAULT_MAX_PROVIDERS,
   HEARTBEAT_INTERVAL_MS,
+  MAX_BODIES_IN_READ,
   MAX_SEARCH_BODY_BYTES,
 } from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
@@ -37,6 +39,10 @@ export type GatewayConfig = {
   now?: () => number;
   maxProviders?: number;
   maxInflight?: number;
+  /** A request body must arrive within this once the app starts reading it (TRACEFETCH_BODY_TIMEOUT_MS). */
+  bodyTimeoutMs?: number;
+  /** Request bodies read at once, counted apart from searches in flight. */
+  maxBodiesInRead?: number;
   searchBudgetBytes?: number;
   /** How often a streamed search sends a heartbeat while waiting. */
   heartbeatMs?: number;
@@ -64,6 +70,8 @@ export type ResolvedConfig = {
   now: () => number;
   maxProviders: number;
   maxInflight: number;
+  bodyTimeoutMs: number;
+  maxBodiesInRead: number;
   searchBudgetBytes: number;
   heartbeatMs: number;
   maxPendingConnections: number | null;
@@ -94,6 +102,12 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
     now: config.now ?? (() => performance.now()),
     maxProviders: positive("TRACEFETCH_MAX_PROVIDERS", config.maxProviders, DEFAULT_MAX_PROVIDERS),
     maxInflight: positive("TRACEFETCH_MAX_INFLIGHT", config.maxInflight, DEFAULT_MAX_INFLIGHT),
+    bodyTimeoutMs: positive(
+      "TRACEFETCH_BODY_TIMEOUT_MS",
+      config.bodyTimeoutMs,
+      DEFAULT_BODY_TIMEOUT_MS,
+    ),
+    maxBodiesInRead: positive("maxBodiesInRead", config.maxBodiesInRead, MAX_BODIES_IN_READ),
     searchBudgetBytes: positive(
       "searchBudgetBytes",
       config.searchBudgetBytes,

@@ -36,12 +36,14 @@ export const ATTEMPT_CODES = [
   // provider_protocol_error
   "body_too_large",
   "search_budget_exceeded",
+  "invalid_encoding",
   "invalid_utf8",
   "invalid_json",
   "schema_violation",
   "identity_mismatch",
   "redirect",
   "wrong_content_type",
+  "interim_response",
   // cancelled
   "cancelled",
 ] as const;
@@ -88,6 +90,8 @@ export const ENVELOPE_CODES = [
   "no_providers_selected",
   "not_found",
   "method_not_allowed",
+  "bad_request",
+  "headers_too_large",
   "unauthorized",
   "token_invalid",
   "token_expired",
@@ -95,6 +99,7 @@ export const ENVELOPE_CODES = [
   "insufficient_scope",
   "overloaded",
   "rate_limited",
+  "request_timeout",
   "all_providers_failed",
   "auth_unavailable",
   "internal_error",

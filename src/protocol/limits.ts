@@ -18,8 +18,33 @@ export const DEFAULT_MAX_INFLIGHT = 64;
 /** How long a shed caller should wait before retrying: about one typical search. */
 export const OVERLOADED_RETRY_AFTER_MS = 1_000;
 
+/** The longest wait a provider may ask of a caller (error body or Retry-After): past an hour a caller should look elsewhere, not sleep. */
+export const MAX_PROVIDER_WAIT_MS = 3_600_000;
+
 /** A search request body: far above any honest query, small enough to parse on an edge isolate. */
 export const MAX_REQUEST_BODY_BYTES = 1_048_576;
+
+/**
+ * Request headers must arrive within this (`TRACEFETCH_HEADERS_TIMEOUT_MS`): an honest client sends
+ * them in one packet; a slow one holds a socket and must not hold it for Node's default 60 s.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+
+/**
+ * A request body (at most MAX_REQUEST_BODY_BYTES) must arrive within this once its headers have
+ * (`TRACEFETCH_BODY_TIMEOUT_MS`): 1 MiB in 10 s is under 1 Mbit/s, slower than any honest caller.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
+/**
+ * Request bodies being read at once. Reading is counted apart from searches in flight, so slow
+ * senders cannot take search slots; this bounds their memory (each body is at most 1 MiB) while
+ * leaving room for many more honest bodies than there are search slots.
+ */
+export const MAX_BODIES_IN_READ = 256;
+
+/** How often Node checks the header and request deadlines: its 30 s default would let them overrun. */
+export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
 /** The manifest file or binding: a thousand providers fit, a mistaken file upload does not. */
 export const MAX_MANIFEST_BYTES = 1_048_576;

@@ -17,6 +17,7 @@ export type Listen = (
   fetch: (request: Request) => Response | Promise<Response>,
   hostname: string,
   port: number,
+  deadlines?: { headersTimeoutMs?: number; bodyTimeoutMs?: number },
 ) => Promise<Served>;
 
 export type Launched = { url: string; manifestSource: string; close: () => Promise<void> };
@@ -39,6 +40,8 @@ export async function launch(
       : embedded?.manifest;
     const maxProviders = intSetting(env, "TRACEFETCH_MAX_PROVIDERS");
     const maxInflight = intSetting(env, "TRACEFETCH_MAX_INFLIGHT");
+    const headersTimeoutMs = intSetting(env, "TRACEFETCH_HEADERS_TIMEOUT_MS");
+    const bodyTimeoutMs = intSetting(env, "TRACEFETCH_BODY_TIMEOUT_MS");
     const app = createGateway({
       manifest,
       allowLoopback: embedded !== null || env.TRACEFETCH_ALLOW_LOOPBACK === "1",
@@ -47,8 +50,12 @@ export async function launch(
       ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
       ...(maxProviders === undefined ? {} : { maxProviders }),
       ...(maxInflight === undefined ? {} : { maxInflight }),
+      ...(bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs }),
     });
-    const gateway = await listen(app.fetch, host, port);
+    const gateway = await listen(app.fetch, host, port, {
+      ...(headersTimeoutMs === undefined ? {} : { headersTimeoutMs }),
+      ...(bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs }),
+    });
     return {
       url: `http://${host}:${gateway.port}`,
       manifestSource: embedded ? "embedded default manifest" : "manifest from TRACEFETCH_MANIFEST",

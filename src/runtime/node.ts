@@ -7,6 +7,19 @@ import { launch } from "./launch.ts";
 import { listen } from "./node-listen.ts";
 import { createNodeFetch } from "./node-fetch.ts";
 
+/**
+ * Last resort: an error that escaped every handler is logged and counted rather than ending the
+ * process and every search in flight with it. This is not how faults are handled (each has its own
+ * handler and test); the soak run fails when this line ever appears.
+ */
+let escaped = 0;
+const onEscape = (kind: string) => (error: unknown) => {
+  escaped++;
+  console.error(`tracefetch: escaped error #${escaped} (${kind}):`, error);
+};
+process.on("uncaughtException", onEscape("uncaughtException"));
+process.on("unhandledRejection", onEscape("unhandledRejection"));
+
 try {
   const running = await launch(process.env, listen, createNodeFetch());
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);

@@ -31,6 +31,7 @@ function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
     }
     const maxProviders = intSetting(env, "TRACEFETCH_MAX_PROVIDERS");
     const maxInflight = intSetting(env, "TRACEFETCH_MAX_INFLIGHT");
+    const bodyTimeoutMs = intSetting(env, "TRACEFETCH_BODY_TIMEOUT_MS");
     built = {
       app: createGateway({
         manifest,
@@ -43,6 +44,7 @@ function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
         maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
         ...(maxProviders === undefined ? {} : { maxProviders }),
         ...(maxInflight === undefined ? {} : { maxInflight }),
+        ...(bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs }),
       }),
     };
   } catch (error) {
