@@ -4,7 +4,11 @@ import { bundleWorker } from "../../scripts/build-worker.ts";
 
 let code: Promise<string> | null = null;
 
-export async function startWorker(bindings: Record<string, string>): Promise<Miniflare> {
+export async function startWorker(
+  bindings: Record<string, string>,
+  /** Drop workerd's own output: its HTTP client logs a stack trace for every malformed answer. */
+  options: { quiet?: boolean } = {},
+): Promise<Miniflare> {
   code ??= bundleWorker({ withCorpus: true });
   const mf = new Miniflare({
     modules: true,
@@ -12,6 +16,14 @@ export async function startWorker(bindings: Record<string, string>): Promise<Min
     compatibilityDate: "2026-04-26",
     compatibilityFlags: ["enable_request_signal"],
     bindings,
+    ...(options.quiet
+      ? {
+        handleRuntimeStdio: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
+          stdout.resume();
+          stderr.resume();
+        },
+      }
+      : {}),
   });
   await mf.ready;
   return mf;
