@@ -1,6 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { ConfigError, createGateway } from "../src/http/mod.ts";
+import { createGateway } from "../src/http/mod.ts";
+import { ConfigError } from "../src/gateway/mod.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
 import { assertEnvelope, manifestOf } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./support/auth-keys.ts";

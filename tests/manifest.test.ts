@@ -7,7 +7,8 @@ import {
   validateManifest,
 } from "../src/protocol/mod.ts";
 import type { ManifestIssue } from "../src/protocol/mod.ts";
-import { ConfigError, createGateway } from "../src/http/mod.ts";
+import { createGateway } from "../src/http/mod.ts";
+import { ConfigError } from "../src/gateway/mod.ts";
 
 const V = "tracefetch.providers.v1";
 const NAME_MESSAGE = (got: string) => `Expected /^[a-z][a-z0-9_-]{0,63}$/ but received "${got}"`;

@@ -1,6 +1,7 @@
 /**
- * Reads the auth bindings (TRACEFETCH_AUTH_*, TRACEFETCH_SIGNING_JWK, TRACEFETCH_REQUIRE_AUTH) and
- * refuses a half-configured setup at start, never on the first request.
+ * Checks the auth bindings (TRACEFETCH_AUTH_*, TRACEFETCH_SIGNING_JWK, TRACEFETCH_REQUIRE_AUTH), as
+ * the gateway read them from the environment, and refuses a half-configured setup at start, never
+ * on the first request.
  */
 import { ConfigError } from "../protocol/config-error.ts";
 import { endpointProblem } from "../protocol/validate-manifest.ts";
@@ -26,22 +27,34 @@ export type AuthSettings = {
   gatewayIssuer: string | null;
 };
 
-export function readAuthSettings(
-  env: Record<string, string | undefined>,
-  allowLoopback: boolean,
-): AuthSettings {
-  const get = (name: string) => {
-    const value = env[name]?.trim();
-    return value === undefined || value === "" ? null : value;
-  };
+/** The auth variables as read: trimmed, null when unset or empty; the switch parsed. */
+export type AuthVariables = {
+  /** TRACEFETCH_AUTH_JWKS_URL */
+  jwksUrl: string | null;
+  /** TRACEFETCH_AUTH_JWKS */
+  jwks: string | null;
+  /** TRACEFETCH_AUTH_SECRET */
+  secret: string | null;
+  /** TRACEFETCH_AUTH_ISSUER */
+  issuer: string | null;
+  /** TRACEFETCH_AUTH_AUDIENCE */
+  audience: string | null;
+  /** TRACEFETCH_REQUIRE_AUTH */
+  requireAuth: boolean;
+  /** TRACEFETCH_SIGNING_JWK */
+  signingJwk: string | null;
+  /** TRACEFETCH_GATEWAY_ISSUER */
+  gatewayIssuer: string | null;
+};
+
+export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): AuthSettings {
   const sources: KeySource[] = [];
-  const jwksUrl = get("TRACEFETCH_AUTH_JWKS_URL");
+  const { jwksUrl, jwks, secret, issuer, audience, requireAuth, signingJwk, gatewayIssuer } = vars;
   if (jwksUrl !== null) {
     const problem = endpointProblem(jwksUrl, allowLoopback);
     if (problem) throw new ConfigError(`TRACEFETCH_AUTH_JWKS_URL ${problem}`);
     sources.push({ kind: "jwks_url", url: jwksUrl });
   }
-  const jwks = get("TRACEFETCH_AUTH_JWKS");
   if (jwks !== null) {
     const set = parseJwks("TRACEFETCH_AUTH_JWKS", jwks);
     // Verification needs public keys only; a private key here is a leak waiting to happen.
@@ -52,7 +65,6 @@ export function readAuthSettings(
     }
     sources.push({ kind: "jwks", jwks: set });
   }
-  const secret = get("TRACEFETCH_AUTH_SECRET");
   if (secret !== null) {
     const bytes = new TextEncoder().encode(secret);
     if (bytes.byteLength < MIN_HS256_SECRET_BYTES) {
@@ -62,9 +74,6 @@ export function readAuthSettings(
     }
     sources.push({ kind: "secret", secret: bytes });
   }
-  const issuer = get("TRACEFETCH_AUTH_ISSUER");
-  const audience = get("TRACEFETCH_AUTH_AUDIENCE");
-  const requireAuth = env.TRACEFETCH_REQUIRE_AUTH === "1";
   if (sources.length > 0 && (issuer === null || audience === null)) {
     throw new ConfigError(
       "caller tokens need TRACEFETCH_AUTH_ISSUER and TRACEFETCH_AUTH_AUDIENCE: iss and aud are always checked",
@@ -72,11 +81,9 @@ export function readAuthSettings(
   }
   if (sources.length === 0 && (issuer !== null || audience !== null || requireAuth)) {
     throw new ConfigError(
-      "TRACEFETCH_AUTH_ISSUER, TRACEFETCH_AUTH_AUDIENCE or TRACEFETCH_REQUIRE_AUTH is set but no key source is: set TRACEFETCH_AUTH_JWKS_URL, TRACEFETCH_AUTH_JWKS or TRACEFETCH_AUTH_SECRET",
+      "TRACEFETCH_AUTH_ISSUER or TRACEFETCH_AUTH_AUDIENCE is set, or TRACEFETCH_REQUIRE_AUTH is on, but no key source is: set TRACEFETCH_AUTH_JWKS_URL, TRACEFETCH_AUTH_JWKS or TRACEFETCH_AUTH_SECRET",
     );
   }
-  const signingJwk = get("TRACEFETCH_SIGNING_JWK");
-  const gatewayIssuer = get("TRACEFETCH_GATEWAY_ISSUER");
   if (gatewayIssuer !== null && signingJwk === null) {
     throw new ConfigError("TRACEFETCH_GATEWAY_ISSUER is set but TRACEFETCH_SIGNING_JWK is not");
   }

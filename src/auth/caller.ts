@@ -1,5 +1,5 @@
 /**
- * Who is calling, as far as the gateway knows, and what that caller may see (design 5).
+ * Who is calling, as far as the gateway knows, and what that caller may see (docs/security.md).
  */
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 

@@ -9,6 +9,7 @@ import { type Envelope, EnvelopeSchema } from "../protocol/envelope-schema.ts";
 import { MAX_GATEWAY_ANSWER_BYTES } from "../protocol/limits.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import { parseRetryAfter } from "../transport/classify.ts";
 import { readSearchStream, type SearchEvent } from "./read-search-stream.ts";
 import { displayUrl, type Target } from "./resolve-target.ts";
 import { errorCode } from "./saved-connection.ts";
@@ -132,7 +133,7 @@ function fromStatus(
         error: { message: `${where} answered 403: the token is not allowed here` },
       });
     case 429: {
-      const wait = retryAfterMs(res.headers.get("retry-after"));
+      const wait = parseRetryAfter(res.headers.get("retry-after"), Date.now());
       return buildEnvelope(command, "rate_limited", requestId, {
         error: { message: `${where} answered 429: too many requests` },
         ...(wait === null ? {} : { retry_after_ms: wait }),
@@ -141,14 +142,6 @@ function fromStatus(
     default:
       return null;
   }
-}
-
-/** Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | null {
-  if (value === null) return null;
-  if (/^\d{1,10}$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /** Node's fetch hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, UND_ERR_*). */

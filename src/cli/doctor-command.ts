@@ -13,7 +13,7 @@ import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
 import type { Paint } from "./paint.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
-import { checkManifestFile, checkManifestText, loopbackAllowed } from "./read-manifest-file.ts";
+import { checkManifestFile, checkManifestText, envSettings } from "./read-manifest-file.ts";
 import { table } from "./render-search.ts";
 import { displayUrl, resolveTarget } from "./resolve-target.ts";
 
@@ -81,12 +81,16 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
     }
   }
 
-  const manifest = ctx.env.TRACEFETCH_MANIFEST?.trim();
-  if (manifest) {
+  const env = envSettings(ctx.env);
+  const manifest = env.ok ? env.settings.manifest : null;
+  if (!env.ok) {
+    check("manifest", "invalid_field", `a gateway would refuse this environment: ${env.message}`);
+  } else if (manifest !== null) {
+    const { allowLoopback } = env.settings;
     const inline = manifest.startsWith("{");
     const checked = inline
-      ? checkManifestText(manifest, loopbackAllowed(ctx.env))
-      : await checkManifestFile(manifest, loopbackAllowed(ctx.env));
+      ? checkManifestText(manifest, allowLoopback)
+      : await checkManifestFile(manifest, allowLoopback);
     const where = inline ? "TRACEFETCH_MANIFEST (inline)" : `TRACEFETCH_MANIFEST (${manifest})`;
     if (checked.ok) {
       check("manifest", "ok", `${where}: valid, ${checked.manifest.providers.length} providers`);

@@ -26,7 +26,7 @@ tracefetch <command> --help for a command's options.
 
 export const HELP: Record<string, string> = {
   search: `usage: tracefetch search QUERY [options]
-       tracefetch search - [options]      (the request JSON of design 4.1 on stdin, at most 1 MiB)
+       tracefetch search - [options]      (a POST /v1/search body on stdin, at most 1 MiB)
 
   --scope S            auto (default), public, local or a manifest scope
   --provider NAME      run this provider (repeat, or comma-separate, for more)

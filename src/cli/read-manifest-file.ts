@@ -8,6 +8,8 @@ import { MAX_MANIFEST_BYTES } from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
 import { type ManifestIssue, parseManifestText } from "../protocol/validate-manifest.ts";
 import { decodeUtf8 } from "../transport/bounded-reader.ts";
+import { configFromEnv, type Env, type EnvConfig } from "../gateway/env-config.ts";
+import { ConfigError } from "../gateway/gateway-config.ts";
 import { errorCode } from "./saved-connection.ts";
 
 export type ManifestCheck =
@@ -81,9 +83,16 @@ export async function checkManifestFile(
   return checkManifestText(read.text, allowLoopback);
 }
 
-/** TRACEFETCH_ALLOW_LOOPBACK=1, as the gateway reads it. */
-export function loopbackAllowed(env: Record<string, string | undefined>): boolean {
-  return env.TRACEFETCH_ALLOW_LOOPBACK === "1";
+/** The environment as a gateway reads it at start (configFromEnv), or the line that refuses it. */
+export function envSettings(
+  env: Env,
+): { ok: true; settings: EnvConfig } | { ok: false; message: string } {
+  try {
+    return { ok: true, settings: configFromEnv(env) };
+  } catch (error) {
+    if (error instanceof ConfigError) return { ok: false, message: error.message };
+    throw error;
+  }
 }
 
 function isJson(text: string): boolean {

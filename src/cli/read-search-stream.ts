@@ -1,6 +1,7 @@
 /**
- * Reads a streamed search (design 4.3, NDJSON) event by event under the same byte cap as a plain
- * answer, and rebuilds the envelope from `merged`, the `provider` events and `done`.
+ * Reads a streamed search (docs/envelope.md, "Streaming"; NDJSON) event by event under the same
+ * byte cap as a plain answer, and rebuilds the envelope from `merged`, the `provider` events and
+ * `done`.
  */
 import * as v from "valibot";
 import type {

@@ -4,7 +4,7 @@
  * TRACEFETCH_MANIFEST. It prints one line when listening and stops on Ctrl-C.
  */
 import { parseArgs } from "node:util";
-import { ConfigError } from "../http/gateway-config.ts";
+import { ConfigError } from "../gateway/gateway-config.ts";
 import { launch } from "../runtime/launch.ts";
 import { listen } from "../runtime/node-listen.ts";
 import { createNodeFetch } from "../runtime/node-fetch.ts";
@@ -34,9 +34,9 @@ export async function serveCommand(args: string[], ctx: CliContext): Promise<Rep
   if (values.help) return { kind: "document", stdout: HELP.serve ?? "", exitCode: 0 };
   const env = {
     ...ctx.env,
-    ...(values.host === undefined ? {} : { HOST: values.host }),
-    ...(values.port === undefined ? {} : { PORT: values.port }),
-    ...(values.manifest === undefined ? {} : { TRACEFETCH_MANIFEST: values.manifest }),
+    HOST: values.host ?? ctx.env.HOST,
+    PORT: values.port ?? ctx.env.PORT,
+    TRACEFETCH_MANIFEST: values.manifest ?? ctx.env.TRACEFETCH_MANIFEST,
   };
   const stop = ctx.interrupted();
   let running;

@@ -1,6 +1,6 @@
 /**
- * node:util parseArgs, with its thrown errors turned into the usage codes of design 4.2: an option
- * the command does not know is `unknown_field`, a malformed one `invalid_field`.
+ * node:util parseArgs, with its thrown errors turned into the usage codes of docs/envelope.md: an
+ * option the command does not know is `unknown_field`, a malformed one `invalid_field`.
  */
 import type { RequestProblem } from "../protocol/search-request.ts";
 

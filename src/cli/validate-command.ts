@@ -8,7 +8,7 @@ import { formatManifestIssues } from "../protocol/validate-manifest.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import type { Paint } from "./paint.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
-import { checkManifestFile, loopbackAllowed } from "./read-manifest-file.ts";
+import { checkManifestFile, envSettings } from "./read-manifest-file.ts";
 import { problemReply } from "./usage-reply.ts";
 
 export async function validateCommand(args: string[], ctx: CliContext): Promise<Reply> {
@@ -25,7 +25,9 @@ export async function validateCommand(args: string[], ctx: CliContext): Promise<
     );
   }
   const path = positionals[0] as string;
-  const checked = await checkManifestFile(path, loopbackAllowed(ctx.env));
+  const env = envSettings(ctx.env);
+  if (!env.ok) return problemReply("validate", "invalid_field", ctx.requestId, env.message);
+  const checked = await checkManifestFile(path, env.settings.allowLoopback);
   const envelope: Envelope = checked.ok
     ? buildEnvelope("validate", "ok", ctx.requestId, {
       result: {

@@ -6,6 +6,7 @@ import type { EvidenceState } from "../protocol/codes.ts";
 import type { AttemptRecord } from "../protocol/envelope-schema.ts";
 import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import type { SearchRequest } from "../protocol/search-request.ts";
 import { AttemptAbort } from "../transport/attempt-abort.ts";
 import type { ByteBudget } from "../transport/byte-budget.ts";
 import { classifyThrown } from "../transport/classify.ts";
@@ -13,25 +14,31 @@ import type { ProviderClient, TransportResult } from "../transport/provider-clie
 import { sanitiseAnswer } from "./sanitize.ts";
 import { Semaphore } from "../transport/semaphore.ts";
 
-export type FanOutContext = {
-  query: string;
-  limit: number;
-  requestId: string;
-  /** The caller's whole-search deadline in ms, counted from `startedAt`. */
-  timeoutMs: number;
-  startedAt: number;
+/** What contacting providers needs from the gateway: the same for every search of one caller. */
+export type AttemptDeps = {
   now: () => number;
-  /** Fires when the caller goes away. */
-  signal: AbortSignal;
-  budget: ByteBudget;
   clientFor: (spec: ProviderSpec) => ProviderClient;
   gateFor: (spec: ProviderSpec) => Semaphore;
   /** Connections one search may have waiting for headers at once (Workers: 6), or null for no bound. */
   maxPendingConnections: number | null;
-  /** Per-attempt headers (a provider token minted for `budgetMs`); absent means none. */
-  headersFor?: (spec: ProviderSpec, budgetMs: number) => Promise<Record<string, string>>;
+  /** Per-attempt headers (a provider token minted for `budgetMs`), or null for none. */
+  headersFor: ((spec: ProviderSpec, budgetMs: number) => Promise<Record<string, string>>) | null;
+};
+
+/** One search's attempts. */
+export type FanOut = {
+  run: readonly ProviderSpec[];
+  request: Pick<SearchRequest, "query" | "limit" | "timeout_ms">;
+  requestId: string;
+  /** Fires when the caller goes away. */
+  signal: AbortSignal;
+  deps: AttemptDeps;
+  /** When the search started (by `deps.now`): the caller's deadline counts from here. */
+  startedAt: number;
+  /** The search's decoded-byte budget, shared by its attempts. */
+  budget: ByteBudget;
   /** Called as each attempt finishes, in completion order (for streaming). */
-  onAttempt?: (index: number, record: AttemptRecord) => void;
+  onAttempt?: ((index: number, record: AttemptRecord) => void) | undefined;
 };
 
 export function evidenceStateOf(spec: ProviderSpec): EvidenceState {
@@ -41,42 +48,51 @@ export function evidenceStateOf(spec: ProviderSpec): EvidenceState {
     : "candidate-only";
 }
 
-export async function fanOut(
-  run: readonly ProviderSpec[],
-  ctx: FanOutContext,
-): Promise<AttemptRecord[]> {
+export async function fanOut(search: FanOut): Promise<AttemptRecord[]> {
+  const { run, signal, deps } = search;
   const traceparents = traceContexts(run.length);
-  // Per search, as the Workers limit is per invocation: the seventh request waits for a place.
-  const connectGate = ctx.maxPendingConnections === null
-    ? null
-    : new Semaphore(ctx.maxPendingConnections);
   // One listener on the caller's signal for the whole fan-out, not one per attempt: Node warns
   // (MaxListenersExceededWarning) on every signal that gets more than 10, and a search runs up to 32.
   const live = new Set<AbortController>();
+  const shared: Shared = {
+    search,
+    live,
+    // Per search, as the Workers limit is per invocation: the seventh request waits for a place.
+    connectGate: deps.maxPendingConnections === null
+      ? null
+      : new Semaphore(deps.maxPendingConnections),
+  };
   const onCallerGone = () => {
     for (const controller of live) controller.abort(new AttemptAbort("cancelled"));
   };
-  ctx.signal.addEventListener("abort", onCallerGone, { once: true });
+  signal.addEventListener("abort", onCallerGone, { once: true });
   try {
     return await Promise.all(run.map(async (spec, index) => {
-      const record = await attempt(spec, ctx, traceparents[index] as string, live, connectGate);
-      ctx.onAttempt?.(index, record);
+      const record = await attempt(spec, traceparents[index] as string, shared);
+      search.onAttempt?.(index, record);
       return record;
     }));
   } finally {
-    ctx.signal.removeEventListener("abort", onCallerGone);
+    signal.removeEventListener("abort", onCallerGone);
   }
 }
 
+/** What the attempts of one search share. */
+type Shared = {
+  search: FanOut;
+  /** The controllers of attempts still running, aborted together when the caller leaves. */
+  live: Set<AbortController>;
+  connectGate: Semaphore | null;
+};
+
 async function attempt(
   spec: ProviderSpec,
-  ctx: FanOutContext,
   traceparent: string,
-  live: Set<AbortController>,
-  connectGate: Semaphore | null,
+  { search, live, connectGate }: Shared,
 ): Promise<AttemptRecord> {
-  const started = ctx.now();
-  const callerLeft = ctx.timeoutMs - FUSION_RESERVE_MS - (started - ctx.startedAt);
+  const { deps, request } = search;
+  const started = deps.now();
+  const callerLeft = request.timeout_ms - FUSION_RESERVE_MS - (started - search.startedAt);
   const providerMs = spec.timeout_seconds * 1000;
   const budget = providerMs <= callerLeft ? "provider_timeout" : "caller_deadline";
   const budgetMs = Math.max(0, Math.min(providerMs, callerLeft));
@@ -85,24 +101,23 @@ async function attempt(
     () => controller.abort(new AttemptAbort("timeout", budget)),
     budgetMs,
   );
-  if (ctx.signal.aborted) controller.abort(new AttemptAbort("cancelled"));
+  if (search.signal.aborted) controller.abort(new AttemptAbort("cancelled"));
   else live.add(controller);
   const signal = controller.signal;
   let result: TransportResult;
   let release: (() => void) | null = null;
   try {
     // Time queued behind the provider's concurrency limit counts against this attempt's deadline.
-    release = await ctx.gateFor(spec).acquire(signal);
-    const headers = ctx.headersFor ? await ctx.headersFor(spec, budgetMs) : undefined;
-    result = await ctx.clientFor(spec).call({
-      query: ctx.query,
-      limit: ctx.limit,
-      requestId: ctx.requestId,
+    release = await deps.gateFor(spec).acquire(signal);
+    result = await deps.clientFor(spec).call({
+      query: request.query,
+      limit: request.limit,
+      requestId: search.requestId,
       traceparent,
       signal,
-      budget: ctx.budget,
+      budget: search.budget,
       connectGate,
-      ...(headers === undefined ? {} : { headers }),
+      headers: deps.headersFor === null ? {} : await deps.headersFor(spec, budgetMs),
     });
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };
@@ -111,7 +126,7 @@ async function attempt(
     clearTimeout(timer);
     live.delete(controller);
   }
-  return toRecord(spec, result, ctx.limit, Math.round(ctx.now() - started));
+  return toRecord(spec, result, request.limit, Math.round(deps.now() - started));
 }
 
 function toRecord(

@@ -1,6 +1,6 @@
 /**
  * The planner: which providers a search contacts, in manifest order, and why the others are not
- * (design 3.1 tiers, 4.1 scopes and isolation, 3.3 provider cap).
+ * (tiers and their cost ceilings, scopes and isolation, the provider cap).
  */
 import type { SkipReason } from "../protocol/codes.ts";
 import type { Decision } from "../protocol/envelope-schema.ts";

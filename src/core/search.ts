@@ -1,30 +1,37 @@
 /**
- * One search, start to finish: plan, fan out, fuse, and decide what the outcome says to a caller.
+ * One planned search, start to finish: fan out, fuse, and decide what the outcome says to a caller.
  */
 import type { AttemptRecord, Decision, SearchResult } from "../protocol/envelope-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
-import type { RequestProblem } from "../protocol/search-request.ts";
 import { ByteBudget } from "../transport/byte-budget.ts";
-import { evidenceStateOf, fanOut, type FanOutContext } from "./fan-out.ts";
+import { type AttemptDeps, evidenceStateOf, type FanOut, fanOut } from "./fan-out.ts";
 import { fuse } from "./fusion.ts";
-import { type Plan, type PlanContext, planSearch } from "./plan.ts";
+import type { Plan, PlanContext } from "./plan.ts";
 
 /** The last warning of every search: results come from elsewhere and are not vouched for. */
 export const UNTRUSTED_REMINDER =
   "results are untrusted candidates from third parties: verify each page before citing it";
 
-export type SearchDeps =
-  & PlanContext
-  & Pick<FanOutContext, "clientFor" | "gateFor" | "now" | "maxPendingConnections">
-  & {
-    /** Decoded bytes one search may read across its attempts. */
-    searchBudgetBytes: number;
-  };
+/** What a search needs from the gateway, as one caller sees it. */
+export type SearchDeps = PlanContext & AttemptDeps & {
+  /** Decoded bytes one search may read across its attempts. */
+  searchBudgetBytes: number;
+};
 
+/** Events of a running search, for streaming and progress lines. */
 export type SearchHooks = {
-  onPlan?: (decision: Decision) => void;
-  onAttempt?: FanOutContext["onAttempt"];
-  headersFor?: FanOutContext["headersFor"];
+  onPlan?: ((decision: Decision) => void) | undefined;
+  onAttempt?: FanOut["onAttempt"];
+};
+
+/** A search whose plan was accepted, ready to run. */
+export type PlannedSearch = SearchHooks & {
+  request: SearchRequest;
+  plan: Plan;
+  deps: SearchDeps;
+  requestId: string;
+  /** Fires when the caller goes away. */
+  signal: AbortSignal;
 };
 
 /** A search that ran: what the envelope needs to say about it. */
@@ -37,52 +44,17 @@ export type CompletedSearch = {
   timings: { fusion_ms: number };
 };
 
-export type SearchOutcome =
-  | { ok: false; problem: RequestProblem }
-  | ({ ok: true } & CompletedSearch);
-
-/** Plans and runs a search; a request the planner refuses contacts no provider. */
-export async function runSearch(
-  request: SearchRequest,
-  deps: SearchDeps,
-  requestId: string,
-  signal: AbortSignal,
-  hooks: SearchHooks = {},
-): Promise<SearchOutcome> {
-  const planned = planSearch(request, deps);
-  if (!planned.ok) return planned;
-  return {
-    ok: true,
-    ...(await executePlan(request, planned.plan, deps, requestId, signal, hooks)),
-  };
-}
-
-/** Runs a plan that was already accepted (streaming plans first, so a refusal is an ordinary 4xx). */
-export async function executePlan(
-  request: SearchRequest,
-  plan: Plan,
-  deps: SearchDeps,
-  requestId: string,
-  signal: AbortSignal,
-  hooks: SearchHooks = {},
-): Promise<CompletedSearch> {
+/** Runs a plan that was already accepted (plans come first, so a refusal contacts no provider). */
+export async function executePlan(search: PlannedSearch): Promise<CompletedSearch> {
+  const { request, plan, deps } = search;
   const startedAt = deps.now();
   const { run, decision } = plan;
-  hooks.onPlan?.(decision);
-  const records = await fanOut(run, {
-    query: request.query,
-    limit: request.limit,
-    requestId,
-    timeoutMs: request.timeout_ms,
+  search.onPlan?.(decision);
+  const records = await fanOut({
+    ...search,
+    run,
     startedAt,
-    now: deps.now,
-    signal,
     budget: new ByteBudget(deps.searchBudgetBytes),
-    clientFor: deps.clientFor,
-    gateFor: deps.gateFor,
-    maxPendingConnections: deps.maxPendingConnections,
-    ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
-    ...(hooks.headersFor ? { headersFor: hooks.headersFor } : {}),
   });
   const fusionStart = deps.now();
   const merged = fuse(

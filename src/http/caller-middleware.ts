@@ -1,13 +1,13 @@
 /**
- * Resolves who is calling before any route runs (design 5, "Tokens in"). A presented token that
- * fails verification is refused, never downgraded to anonymous; keys that cannot be fetched fail
- * closed (503 auth_unavailable) only for a request that presented a token or when every route
+ * Resolves who is calling before any route runs (docs/security.md, "Tokens in"). A presented token
+ * that fails verification is refused, never downgraded to anonymous; keys that cannot be fetched
+ * fail closed (503 auth_unavailable) only for a request that presented a token or when every route
  * requires one.
  */
 import type { MiddlewareHandler } from "hono";
 import type { Command } from "../protocol/codes.ts";
 import { ANONYMOUS, type Caller } from "../auth/caller.ts";
-import type { GatewayState } from "./gateway-state.ts";
+import type { GatewayState } from "../gateway/gateway-state.ts";
 import { problemResponse } from "./respond.ts";
 
 export type GatewayEnv = { Variables: { requestId: string; caller: Caller } };

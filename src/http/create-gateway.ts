@@ -1,28 +1,24 @@
 /**
  * createGateway(config): the Hono app every runtime serves. Routes are thin: they read input,
- * call the core and answer with an envelope.
+ * hand it to the gateway and answer with its envelope.
  */
 // The tiny preset (PatternRouter) keeps the worker under its size budget; our routes are few.
 import { Hono } from "hono/tiny";
 import type { Context } from "hono";
 import type { Command } from "../protocol/codes.ts";
-import {
-  MAX_REQUEST_BODY_BYTES,
-  OVERLOADED_RETRY_AFTER_MS,
-  REQUEST_ID_PATTERN,
-} from "../protocol/limits.ts";
+import { MAX_REQUEST_BODY_BYTES, REQUEST_ID_PATTERN } from "../protocol/limits.ts";
 import type { ParsedSearchRequest } from "../protocol/search-request.ts";
-import { executePlan } from "../core/search.ts";
-import { planSearch } from "../core/plan.ts";
-import { searchEnvelope, serverTiming } from "../envelope/search-envelope.ts";
+import { serverTiming } from "../envelope/search-envelope.ts";
+import { problemEnvelope } from "../envelope/build-envelope.ts";
+import { type GatewayConfig, resolveConfig } from "../gateway/gateway-config.ts";
+import { GatewayState } from "../gateway/gateway-state.ts";
+import { overloaded } from "../gateway/search-run.ts";
+import { Slots } from "../gateway/slots.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
-import { type GatewayConfig, resolveConfig } from "./gateway-config.ts";
-import { GatewayState, providerTokenHeaders } from "./gateway-state.ts";
 import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
-import { problemEnvelope } from "../envelope/build-envelope.ts";
-import { type BodyRead, BodyReadGate, readRequestBody } from "./read-request-body.ts";
+import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
 
 const SEARCH_METHODS = "GET, POST";
@@ -83,16 +79,10 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   });
   app.use("*", callerMiddleware(state));
 
-  const bodies = new BodyReadGate(state.config.maxBodiesInRead);
-  const overloaded = (requestId: string, what: string) =>
-    problemResponse("search", "overloaded", requestId, what, undefined, {
-      retry_after_ms: OVERLOADED_RETRY_AFTER_MS,
-    });
+  /** Bodies being read, counted apart from searches so a slow sender never holds a search slot. */
+  const bodies = new Slots(state.config.maxBodiesInRead);
 
-  /**
-   * Runs a read and validated request. The in-flight slot is taken only here, after the body has
-   * arrived and passed validation, so a slow sender never holds one.
-   */
+  /** Hands a read request to the gateway, which plans it and only then takes an in-flight slot. */
   const search = async (
     c: Context<GatewayEnv>,
     parsed: ParsedSearchRequest,
@@ -103,55 +93,39 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
       const { code, message, field } = parsed.problem;
       return problemResponse("search", code, requestId, message, field);
     }
-    const caller = c.get("caller");
-    const deps = state.depsFor(caller);
-    const planned = planSearch(parsed.request, deps);
-    if (!planned.ok) {
-      const { code, message, field } = planned.problem;
-      return problemResponse("search", code, requestId, message, field);
+    const admission = state.admit({
+      request: parsed.request,
+      caller: c.get("caller"),
+      issuer: new URL(c.req.url).origin,
+      requestId,
+    });
+    if (!admission.ok) return envelopeResponse(admission.envelope);
+    const format = streamFormat(c.req.header("accept"), streamParam);
+    if (format !== null) {
+      return streamSearch(c, format, admission.search, requestId, state.config.heartbeatMs);
     }
-    if (state.inflight >= state.config.maxInflight) {
-      return overloaded(requestId, "the gateway is at its limit of searches in flight");
-    }
-    state.inflight++;
-    let handedToStream = false;
-    try {
-      const format = streamFormat(c.req.header("accept"), streamParam);
-      const job = {
-        request: parsed.request,
-        plan: planned.plan,
-        deps,
-        requestId,
-        headersFor: providerTokenHeaders(state, caller, new URL(c.req.url).origin),
-        heartbeatMs: state.config.heartbeatMs,
-      };
-      if (format !== null) {
-        handedToStream = true;
-        return streamSearch(c, format, job, () => state.inflight--);
-      }
-      const done = await executePlan(job.request, job.plan, deps, requestId, c.req.raw.signal, {
-        ...(job.headersFor ? { headersFor: job.headersFor } : {}),
-      });
-      return envelopeResponse(searchEnvelope(done, requestId, parsed.request.view), {
-        "server-timing": serverTiming(done),
-      });
-    } finally {
-      if (!handedToStream) state.inflight--;
-    }
+    return await admission.search.run(
+      { signal: c.req.raw.signal },
+      ({ completed, envelope }) =>
+        envelopeResponse(envelope, { "server-timing": serverTiming(completed) }),
+    );
   };
 
   app.post("/v1/search", async (c) => {
     const requestId = c.get("requestId");
     const media = checkMediaType(c.req.header("content-type"));
     if (!media.ok) return search(c, media);
-    if (!bodies.tryEnter()) {
-      return overloaded(requestId, "the gateway is at its limit of request bodies being read");
+    const reading = bodies.tryTake();
+    if (reading === null) {
+      return envelopeResponse(
+        overloaded(requestId, "the gateway is at its limit of request bodies being read"),
+      );
     }
     let body: BodyRead;
     try {
       body = await readRequestBody(c.req.raw, MAX_REQUEST_BODY_BYTES, state.config.bodyTimeoutMs);
     } finally {
-      bodies.leave();
+      reading();
     }
     if (!body.ok) {
       // The rest of the body was never read, so the connection cannot carry another request.

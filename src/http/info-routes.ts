@@ -6,7 +6,8 @@ import type { Hono } from "hono";
 import type { ProviderListing } from "../protocol/envelope-schema.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
-import type { GatewayState } from "./gateway-state.ts";
+import type { GatewayState } from "../gateway/gateway-state.ts";
+import { VERSION } from "../gateway/version.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { SCHEMA_DOCUMENTS } from "./schema-documents.ts";
 
@@ -35,7 +36,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
     envelopeResponse(buildEnvelope("status", "ok", c.get("requestId"), {
       result: {
         service: "tracefetch-edge",
-        version: state.config.version,
+        version: VERSION,
         providers: state.visibleTo(c.get("caller")).map((p) => {
           const reason = state.unavailable(p);
           const status = reason === null
@@ -45,7 +46,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
             : "not_configured" as const;
           return { name: p.name, state: status };
         }),
-        searches_in_flight: state.inflight,
+        searches_in_flight: state.searchesInFlight,
         max_inflight: state.config.maxInflight,
         max_providers: state.config.maxProviders,
       },

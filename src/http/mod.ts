@@ -1,7 +1,9 @@
 /**
- * HTTP: the thin Hono layer. Routes read input, call the core, and answer with envelopes.
+ * HTTP: the thin Hono layer. Routes read input, call the gateway (src/gateway), and answer with
+ * envelopes.
  *
- * Boundary: no search logic lives here; every answer's header comes from the envelope table.
+ * Boundary: no search logic and no configuration parsing live here; every answer's header comes
+ * from the envelope table.
  *
  * Invariants:
  * - Every route, 404, 405 and uncaught faults included, answers with an envelope (the raw schema
@@ -10,5 +12,4 @@
  * - Endpoints never appear in an answer; the caller's credentials never go upstream.
  */
 export * from "./create-gateway.ts";
-export * from "./gateway-config.ts";
 export * from "./serve-provider.ts";

@@ -8,22 +8,6 @@ export type BodyRead =
   | { ok: true; bytes: Uint8Array }
   | { ok: false; code: "body_too_large" | "request_timeout" | "bad_request" };
 
-/** Counts bodies being read at once; beyond its limit a caller is shed before reading starts. */
-export class BodyReadGate {
-  #reading = 0;
-  constructor(readonly limit: number) {}
-
-  tryEnter(): boolean {
-    if (this.#reading >= this.limit) return false;
-    this.#reading++;
-    return true;
-  }
-
-  leave(): void {
-    this.#reading--;
-  }
-}
-
 export async function readRequestBody(
   request: Request,
   maxBytes: number,

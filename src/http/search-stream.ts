@@ -1,14 +1,13 @@
 /**
- * Streaming search (design 4.3): NDJSON or SSE events as the search happens: `plan`, one
- * `provider` per attempt in completion order, `merged`, then `done` (the authoritative header).
- * The request was validated and planned before the stream starts, so refusals are ordinary 4xx.
+ * Streaming search (docs/envelope.md, "Streaming"): NDJSON or SSE events as the search happens:
+ * `plan`, one `provider` per attempt in completion order, `merged`, then `done` (the
+ * authoritative header). The request was validated and planned before the stream starts, so
+ * refusals are ordinary 4xx.
  */
 import type { Context } from "hono";
 import { stream } from "hono/streaming";
-import type { SearchRequest } from "../protocol/search-request.ts";
-import { executePlan, type SearchDeps, type SearchHooks } from "../core/search.ts";
-import type { Plan } from "../core/plan.ts";
 import { doneEnvelope } from "../envelope/search-envelope.ts";
+import type { AdmittedSearch } from "../gateway/search-run.ts";
 
 export type StreamFormat = "ndjson" | "sse";
 
@@ -35,20 +34,14 @@ function frame(format: StreamFormat, event: Record<string, unknown> & { event: s
   return format === "ndjson" ? `${json}\n` : `event: ${event.event}\ndata: ${json}\n\n`;
 }
 
+/** Streams an admitted search; its in-flight slot is given back once the last event is written. */
 export function streamSearch(
   c: Context,
   format: StreamFormat,
-  search: {
-    request: SearchRequest;
-    plan: Plan;
-    deps: SearchDeps;
-    requestId: string;
-    heartbeatMs: number;
-    headersFor: SearchHooks["headersFor"];
-  },
-  finished: () => void,
+  search: AdmittedSearch,
+  requestId: string,
+  heartbeatMs: number,
 ): Response {
-  const { request, plan, deps, requestId, heartbeatMs, headersFor } = search;
   c.header("content-type", CONTENT_TYPES[format]);
   c.header("cache-control", "no-store");
   c.header("x-request-id", requestId);
@@ -72,20 +65,20 @@ export function streamSearch(
       );
     }, heartbeatMs);
     try {
-      const done = await executePlan(request, plan, deps, requestId, signal, {
+      await search.run({
+        signal,
         onPlan: (decision) => send({ event: "plan", request_id: requestId, decision }),
         onAttempt: (index, attempt) =>
           send({ event: "provider", request_id: requestId, index, attempt }),
-        ...(headersFor ? { headersFor } : {}),
+      }, async ({ completed }) => {
+        if (!signal.aborted) {
+          send({ event: "merged", request_id: requestId, merged: completed.result.merged ?? [] });
+          send({ event: "done", ...doneEnvelope(completed, requestId) });
+        }
+        await writes;
       });
-      if (!signal.aborted) {
-        send({ event: "merged", request_id: requestId, merged: done.result.merged ?? [] });
-        send({ event: "done", ...doneEnvelope(done, requestId) });
-      }
-      await writes;
     } finally {
       clearInterval(heartbeat);
-      finished();
     }
   });
 }

@@ -2,7 +2,7 @@
  * Deno entry (`deno task dev`): the shared launcher over Deno.serve, with the same environment
  * variables as `npm start`.
  */
-import { ConfigError } from "../http/gateway-config.ts";
+import { ConfigError } from "../gateway/gateway-config.ts";
 import { launch, type Listen } from "./launch.ts";
 
 const listen: Listen = (fetch, hostname, port) =>

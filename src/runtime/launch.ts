@@ -8,8 +8,8 @@ import { fileURLToPath } from "node:url";
 import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
-import { intSetting } from "../http/gateway-config.ts";
-import { builtinsFromEnv } from "../transport/builtins/mod.ts";
+import { configFromEnv, type Env } from "../gateway/env-config.ts";
+import { remoteBuiltins } from "../gateway/remote-builtins.ts";
 import { corpusAdapter } from "../transport/corpus-adapter.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
@@ -23,38 +23,33 @@ export type Listen = (
 export type Launched = { url: string; manifestSource: string; close: () => Promise<void> };
 
 export async function launch(
-  env: Record<string, string | undefined>,
+  env: Env,
   listen: Listen,
   /** The runtime's client for providers; the global fetch when absent. */
   fetchImpl?: typeof fetch,
 ): Promise<Launched> {
-  const host = env.HOST || "127.0.0.1";
-  const port = intSetting(env, "PORT") ?? 8787;
+  const settings = configFromEnv(env);
+  const { host, manifest: configured } = settings;
   const docs = fileURLToPath(new URL("../../docs", import.meta.url));
   const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"));
-  const configured = env.TRACEFETCH_MANIFEST?.trim();
-  const embedded = configured ? null : await startEmbeddedDefault(listen);
+  const embedded = configured === null ? await startEmbeddedDefault(listen) : null;
   try {
-    const manifest = configured
-      ? configured.startsWith("{") ? configured : await readFile(configured, "utf8")
-      : embedded?.manifest;
-    const maxProviders = intSetting(env, "TRACEFETCH_MAX_PROVIDERS");
-    const maxInflight = intSetting(env, "TRACEFETCH_MAX_INFLIGHT");
-    const headersTimeoutMs = intSetting(env, "TRACEFETCH_HEADERS_TIMEOUT_MS");
-    const bodyTimeoutMs = intSetting(env, "TRACEFETCH_BODY_TIMEOUT_MS");
+    const manifest = configured === null
+      ? embedded?.manifest
+      : configured.startsWith("{")
+      ? configured
+      : await readFile(configured, "utf8");
     const app = createGateway({
       manifest,
-      allowLoopback: embedded !== null || env.TRACEFETCH_ALLOW_LOOPBACK === "1",
-      builtins: { workspace, ...builtinsFromEnv(env, fetchImpl) },
       env,
-      ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
-      ...(maxProviders === undefined ? {} : { maxProviders }),
-      ...(maxInflight === undefined ? {} : { maxInflight }),
-      ...(bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs }),
+      // The embedded default's providers listen on loopback; your own manifest needs the variable.
+      allowLoopback: embedded !== null || settings.allowLoopback,
+      builtins: { workspace, ...remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
+      fetch: fetchImpl,
     });
-    const gateway = await listen(app.fetch, host, port, {
-      ...(headersTimeoutMs === undefined ? {} : { headersTimeoutMs }),
-      ...(bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs }),
+    const gateway = await listen(app.fetch, host, settings.port, {
+      headersTimeoutMs: settings.headersTimeoutMs,
+      bodyTimeoutMs: settings.bodyTimeoutMs,
     });
     return {
       url: `http://${host}:${gateway.port}`,

@@ -2,7 +2,7 @@
  * Node entry (`npm start`): the shared launcher over @hono/node-server. A configuration problem
  * exits with status 2 and one clear line.
  */
-import { ConfigError } from "../http/gateway-config.ts";
+import { ConfigError } from "../gateway/gateway-config.ts";
 import { launch } from "./launch.ts";
 import { listen } from "./node-listen.ts";
 import { createNodeFetch } from "./node-fetch.ts";

@@ -1,6 +1,6 @@
 /** Modules the worker build generates (scripts/build-worker.ts); they exist only inside the bundle. */
 declare module "tracefetch:workspace" {
-  import type { SearchAdapter } from "../transport/provider-client.ts";
+  import type { SearchAdapter } from "../protocol/provider-contract.ts";
   /**
    * The workspace built-in over the docs corpus, search engine included; null in the code-only
    * build, which carries neither the corpus nor the engine that indexes it.

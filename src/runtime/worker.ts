@@ -5,11 +5,11 @@
 import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import { createGateway } from "../http/create-gateway.ts";
-import { intSetting } from "../http/gateway-config.ts";
-import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { envelopeResponse } from "../http/respond.ts";
+import { configFromEnv } from "../gateway/env-config.ts";
+import { remoteBuiltins } from "../gateway/remote-builtins.ts";
+import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
-import { builtinsFromEnv } from "../transport/builtins/mod.ts";
 
 type Bindings = Record<string, unknown>;
 type App = ReturnType<typeof createGateway>;
@@ -19,32 +19,26 @@ let built: { app: App } | { error: string } | null = null;
 function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
   if (built) return built;
   try {
-    const env: Record<string, string | undefined> = {};
+    const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(bindings)) {
       if (typeof value === "string") env[key] = value;
     }
-    const manifest = env.TRACEFETCH_MANIFEST ?? bundledManifest;
+    const settings = configFromEnv(env);
+    const manifest = settings.manifest ?? bundledManifest;
     if (!manifest) {
       throw new Error(
         "no manifest: set the TRACEFETCH_MANIFEST var or secret, or bundle one at build time with TRACEFETCH_MANIFEST_FILE",
       );
     }
-    const maxProviders = intSetting(env, "TRACEFETCH_MAX_PROVIDERS");
-    const maxInflight = intSetting(env, "TRACEFETCH_MAX_INFLIGHT");
-    const bodyTimeoutMs = intSetting(env, "TRACEFETCH_BODY_TIMEOUT_MS");
     built = {
       app: createGateway({
         manifest,
-        allowLoopback: env.TRACEFETCH_ALLOW_LOOPBACK === "1",
+        env,
         builtins: {
           ...(workspace ? { workspace } : {}),
-          ...builtinsFromEnv(env),
+          ...remoteBuiltins(env, settings.allowLoopback),
         },
-        env,
         maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
-        ...(maxProviders === undefined ? {} : { maxProviders }),
-        ...(maxInflight === undefined ? {} : { maxInflight }),
-        ...(bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs }),
       }),
     };
   } catch (error) {

@@ -6,7 +6,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
-import { createGateway, type GatewayConfig } from "../../src/http/mod.ts";
+import { createGateway } from "../../src/http/mod.ts";
+import type { GatewayConfig } from "../../src/gateway/mod.ts";
 import { createNodeFetch } from "../../src/runtime/node-fetch.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });

@@ -3,7 +3,7 @@
  * through a real gateway, with the assertions every failed attempt must satisfy.
  */
 import assert from "node:assert/strict";
-import type { GatewayConfig } from "../../src/http/mod.ts";
+import type { GatewayConfig } from "../../src/gateway/mod.ts";
 import { gateway, search } from "./gateway.ts";
 import { answer, type Handler, startServer } from "./servers.ts";
 

@@ -3,10 +3,8 @@
  * rather than on the first request.
  */
 import type { BuiltinName } from "../protocol/codes.ts";
+import { ConfigError } from "../protocol/config-error.ts";
 import {
-  DEFAULT_BODY_TIMEOUT_MS,
-  DEFAULT_MAX_INFLIGHT,
-  DEFAULT_MAX_PROVIDERS,
   HEARTBEAT_INTERVAL_MS,
   MAX_BODIES_IN_READ,
   MAX_SEARCH_BODY_BYTES,
@@ -17,38 +15,46 @@ import {
   parseManifestText,
   validateManifest,
 } from "../protocol/validate-manifest.ts";
-import type { SearchAdapter } from "../transport/provider-client.ts";
-import { ConfigError } from "../protocol/config-error.ts";
+import type { SearchAdapter } from "../protocol/provider-contract.ts";
 import { readAuthSettings } from "../auth/auth-settings.ts";
 import { type CallerVerifier, createCallerVerifier } from "../auth/verify-caller.ts";
 import {
   createProviderTokenSigner,
   type ProviderTokenSigner,
 } from "../auth/provider-token-signer.ts";
+import { configFromEnv, type Env } from "./env-config.ts";
 
+export { ConfigError } from "../protocol/config-error.ts";
+
+/**
+ * A gateway's configuration. Settings come from `env` (read by configFromEnv); a field given here
+ * overrides what the environment says.
+ */
 export type GatewayConfig = {
   /** The manifest as JSON text or a decoded value; validated here. */
   manifest: string | unknown;
-  /** Permit http: endpoints on loopback hosts (TRACEFETCH_ALLOW_LOOPBACK=1, or the embedded default). */
-  allowLoopback?: boolean;
+  /** Environment bindings: the TRACEFETCH_* settings, and `auth: bearer` secrets by name. */
+  env?: Env | undefined;
   /** In-process adapters for the reserved names; a listed built-in without one is skipped as not_configured. */
-  builtins?: Partial<Record<BuiltinName, SearchAdapter>>;
-  /** Environment bindings, read for `auth: bearer` secrets by name. */
-  env?: Record<string, string | undefined>;
-  fetch?: typeof fetch;
-  now?: () => number;
-  maxProviders?: number;
-  maxInflight?: number;
-  /** A request body must arrive within this once the app starts reading it (TRACEFETCH_BODY_TIMEOUT_MS). */
-  bodyTimeoutMs?: number;
+  builtins?: Partial<Record<BuiltinName, SearchAdapter>> | undefined;
+  fetch?: typeof fetch | undefined;
+  now?: (() => number) | undefined;
+  /** Permit http: endpoints on loopback hosts (the embedded default; else TRACEFETCH_ALLOW_LOOPBACK). */
+  allowLoopback?: boolean | undefined;
+  /** Else TRACEFETCH_MAX_PROVIDERS. */
+  maxProviders?: number | undefined;
+  /** Else TRACEFETCH_MAX_INFLIGHT. */
+  maxInflight?: number | undefined;
+  /** A request body must arrive within this once the app starts reading it; else TRACEFETCH_BODY_TIMEOUT_MS. */
+  bodyTimeoutMs?: number | undefined;
   /** Request bodies read at once, counted apart from searches in flight. */
-  maxBodiesInRead?: number;
-  searchBudgetBytes?: number;
+  maxBodiesInRead?: number | undefined;
+  /** Decoded bytes one search may read across its attempts. */
+  searchBudgetBytes?: number | undefined;
   /** How often a streamed search sends a heartbeat while waiting. */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /** Connections one search may have waiting for headers at once (6 on Workers); unbounded if absent. */
-  maxPendingConnections?: number;
-  version?: string;
+  maxPendingConnections?: number | undefined;
 };
 
 export type ResolvedAuth = {
@@ -61,11 +67,13 @@ export type ResolvedAuth = {
   gatewayIssuer: string | null;
 };
 
+/** A configuration that passed every check; each field has its final value. */
 export type ResolvedConfig = {
   manifest: Manifest;
   auth: ResolvedAuth;
   builtins: Partial<Record<BuiltinName, SearchAdapter>>;
-  env: Record<string, string | undefined>;
+  /** The values of the secrets `auth: bearer` providers name, by variable name; unset ones absent. */
+  secrets: ReadonlyMap<string, string>;
   fetch: typeof fetch;
   now: () => number;
   maxProviders: number;
@@ -75,19 +83,24 @@ export type ResolvedConfig = {
   searchBudgetBytes: number;
   heartbeatMs: number;
   maxPendingConnections: number | null;
-  version: string;
 };
 
-export { ConfigError } from "../protocol/config-error.ts";
-
 export function resolveConfig(config: GatewayConfig): ResolvedConfig {
-  const options = { allowLoopback: config.allowLoopback ?? false };
+  const env = config.env ?? {};
+  const fromEnv = configFromEnv(env);
+  const allowLoopback = config.allowLoopback ?? fromEnv.allowLoopback;
   const parsed = typeof config.manifest === "string"
-    ? parseManifestText(config.manifest, options)
-    : validateManifest(config.manifest, options);
+    ? parseManifestText(config.manifest, { allowLoopback })
+    : validateManifest(config.manifest, { allowLoopback });
   if (!parsed.ok) throw new ConfigError(`invalid manifest: ${formatManifestIssues(parsed.issues)}`);
   const fetchImpl: typeof fetch = config.fetch ?? ((input, init) => fetch(input, init));
-  const settings = readAuthSettings(config.env ?? {}, options.allowLoopback);
+  const settings = readAuthSettings(fromEnv.auth, allowLoopback);
+  const secrets = new Map<string, string>();
+  for (const spec of parsed.manifest.providers) {
+    if (spec.auth.type !== "bearer") continue;
+    const value = env[spec.auth.secret];
+    if (value) secrets.set(spec.auth.secret, value);
+  }
   return {
     manifest: parsed.manifest,
     auth: {
@@ -97,16 +110,12 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
       gatewayIssuer: settings.gatewayIssuer,
     },
     builtins: config.builtins ?? {},
-    env: config.env ?? {},
+    secrets,
     fetch: fetchImpl,
     now: config.now ?? (() => performance.now()),
-    maxProviders: positive("TRACEFETCH_MAX_PROVIDERS", config.maxProviders, DEFAULT_MAX_PROVIDERS),
-    maxInflight: positive("TRACEFETCH_MAX_INFLIGHT", config.maxInflight, DEFAULT_MAX_INFLIGHT),
-    bodyTimeoutMs: positive(
-      "TRACEFETCH_BODY_TIMEOUT_MS",
-      config.bodyTimeoutMs,
-      DEFAULT_BODY_TIMEOUT_MS,
-    ),
+    maxProviders: positive("maxProviders", config.maxProviders, fromEnv.maxProviders),
+    maxInflight: positive("maxInflight", config.maxInflight, fromEnv.maxInflight),
+    bodyTimeoutMs: positive("bodyTimeoutMs", config.bodyTimeoutMs, fromEnv.bodyTimeoutMs),
     maxBodiesInRead: positive("maxBodiesInRead", config.maxBodiesInRead, MAX_BODIES_IN_READ),
     searchBudgetBytes: positive(
       "searchBudgetBytes",
@@ -117,23 +126,10 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
     maxPendingConnections: config.maxPendingConnections === undefined
       ? null
       : positive("maxPendingConnections", config.maxPendingConnections, 1),
-    version: config.version ?? "0.1.0",
   };
 }
 
-/** Reads a positive integer setting from the environment, refusing anything else at start. */
-export function intSetting(
-  env: Record<string, string | undefined>,
-  name: string,
-): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return undefined;
-  if (!/^\d+$/.test(raw.trim())) {
-    throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
-  }
-  return Number(raw.trim());
-}
-
+/** A programmatic setting (the environment's are checked by configFromEnv). */
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) {

@@ -1,0 +1,113 @@
+/**
+ * The environment, read in one place: every variable the gateway, its runtimes and the CLI
+ * understand is parsed here, with one grammar per kind, and a value that is not understood stops
+ * the start with one line that names the variable and what it accepts.
+ */
+import type { AuthVariables } from "../auth/auth-settings.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_INFLIGHT,
+  DEFAULT_MAX_PROVIDERS,
+} from "../protocol/limits.ts";
+
+/** Environment variables or Workers bindings, by name. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Everything the environment configures, parsed, with the defaults applied. */
+export type EnvConfig = {
+  /** HOST: where `npm start` and `deno task dev` listen. */
+  host: string;
+  /** PORT; 0 lets the system pick a free port. */
+  port: number;
+  /** TRACEFETCH_MANIFEST: inline JSON (it starts with `{`) or a file path; null for the default. */
+  manifest: string | null;
+  /** TRACEFETCH_ALLOW_LOOPBACK: permit `http:` endpoints on loopback hosts. */
+  allowLoopback: boolean;
+  /** TRACEFETCH_MAX_PROVIDERS */
+  maxProviders: number;
+  /** TRACEFETCH_MAX_INFLIGHT */
+  maxInflight: number;
+  /** TRACEFETCH_HEADERS_TIMEOUT_MS (Node only: Deno and Workers read headers themselves). */
+  headersTimeoutMs: number;
+  /** TRACEFETCH_BODY_TIMEOUT_MS */
+  bodyTimeoutMs: number;
+  /** TRACEFETCH_AUTH_*, TRACEFETCH_REQUIRE_AUTH, TRACEFETCH_SIGNING_JWK and _GATEWAY_ISSUER. */
+  auth: AuthVariables;
+};
+
+/** Where `npm start` listens unless PORT says otherwise. */
+const DEFAULT_PORT = 8787;
+const DEFAULT_HOST = "127.0.0.1";
+const HIGHEST_PORT = 65_535;
+
+/** The spellings a boolean variable accepts, in any case. */
+export const BOOLEAN_SPELLINGS = "1/true/yes/on or 0/false/no/off";
+const ON = new Set(["1", "true", "yes", "on"]);
+const OFF = new Set(["0", "false", "no", "off"]);
+
+/** The boolean variables, for the tests and the docs' table. */
+export const BOOLEAN_VARIABLES = ["TRACEFETCH_ALLOW_LOOPBACK", "TRACEFETCH_REQUIRE_AUTH"] as const;
+
+/** Parses every variable; throws ConfigError naming the first one that is not understood. */
+export function configFromEnv(env: Env): EnvConfig {
+  return {
+    host: text(env, "HOST") ?? DEFAULT_HOST,
+    port: integer(env, "PORT", 0, HIGHEST_PORT) ?? DEFAULT_PORT,
+    manifest: text(env, "TRACEFETCH_MANIFEST"),
+    allowLoopback: flag(env, "TRACEFETCH_ALLOW_LOOPBACK"),
+    maxProviders: positive(env, "TRACEFETCH_MAX_PROVIDERS") ?? DEFAULT_MAX_PROVIDERS,
+    maxInflight: positive(env, "TRACEFETCH_MAX_INFLIGHT") ?? DEFAULT_MAX_INFLIGHT,
+    headersTimeoutMs: positive(env, "TRACEFETCH_HEADERS_TIMEOUT_MS") ??
+      DEFAULT_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: positive(env, "TRACEFETCH_BODY_TIMEOUT_MS") ?? DEFAULT_BODY_TIMEOUT_MS,
+    auth: {
+      jwksUrl: text(env, "TRACEFETCH_AUTH_JWKS_URL"),
+      jwks: text(env, "TRACEFETCH_AUTH_JWKS"),
+      secret: text(env, "TRACEFETCH_AUTH_SECRET"),
+      issuer: text(env, "TRACEFETCH_AUTH_ISSUER"),
+      audience: text(env, "TRACEFETCH_AUTH_AUDIENCE"),
+      requireAuth: flag(env, "TRACEFETCH_REQUIRE_AUTH"),
+      signingJwk: text(env, "TRACEFETCH_SIGNING_JWK"),
+      gatewayIssuer: text(env, "TRACEFETCH_GATEWAY_ISSUER"),
+    },
+  };
+}
+
+/** A value with surrounding space removed; null when unset or blank (an empty value is unset). */
+function text(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? null : value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const value = text(env, name);
+  if (value === null) return false;
+  const word = value.toLowerCase();
+  if (ON.has(word)) return true;
+  if (OFF.has(word)) return false;
+  throw new ConfigError(`${name} must be one of ${BOOLEAN_SPELLINGS}, got ${quoted(value)}`);
+}
+
+function positive(env: Env, name: string): number | null {
+  return integer(env, name, 1, Number.MAX_SAFE_INTEGER);
+}
+
+function integer(env: Env, name: string, min: number, max: number): number | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= min && n <= max)) {
+    const what = min === 1 && max === Number.MAX_SAFE_INTEGER
+      ? "a positive integer"
+      : `an integer from ${min} to ${max}`;
+    throw new ConfigError(`${name} must be ${what}, got ${quoted(value)}`);
+  }
+  return n;
+}
+
+/** The value as one line of JSON, cut short: an error line must stay one line. */
+function quoted(value: string): string {
+  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value);
+}

@@ -1,0 +1,167 @@
+/**
+ * What one gateway instance keeps between requests: a client and a concurrency gate per provider,
+ * and the searches in flight, which only `admit` counts.
+ */
+import type { SkipReason } from "../protocol/codes.ts";
+import { BUILTIN_NAMES, type BuiltinName } from "../protocol/codes.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import { planSearch } from "../core/plan.ts";
+import type { SearchDeps } from "../core/search.ts";
+import { Semaphore } from "../transport/semaphore.ts";
+import { httpProvider } from "../transport/http-provider.ts";
+import { inProcessProvider } from "../transport/in-process-provider.ts";
+import type { ProviderClient } from "../transport/provider-client.ts";
+import { type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
+import type { ResolvedConfig } from "./gateway-config.ts";
+import {
+  type Admission,
+  admitted,
+  overloaded,
+  refused,
+  type RunOptions,
+  type SearchAsk,
+} from "./search-run.ts";
+import { Slots } from "./slots.ts";
+
+export class GatewayState {
+  readonly #clients = new Map<string, ProviderClient>();
+  readonly #gates = new Map<string, Semaphore>();
+  readonly #searches: Slots;
+  /** What every caller's searches share. */
+  readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
+
+  constructor(readonly config: ResolvedConfig) {
+    this.#searches = new Slots(config.maxInflight);
+    this.#shared = {
+      manifest: config.manifest,
+      maxProviders: config.maxProviders,
+      unavailable: (spec) => this.unavailable(spec),
+      clientFor: (spec) => this.#client(spec),
+      gateFor: (spec) => this.#gate(spec),
+      now: config.now,
+      searchBudgetBytes: config.searchBudgetBytes,
+      maxPendingConnections: config.maxPendingConnections,
+    };
+  }
+
+  /** Searches admitted and not yet answered. */
+  get searchesInFlight(): number {
+    return this.#searches.taken;
+  }
+
+  /**
+   * Plans a search and, when the plan is accepted, gives it an in-flight slot. Call it only once
+   * the request was read and validated, so a slow or broken sender never holds a slot.
+   */
+  admit(ask: SearchAsk): Admission {
+    const deps = this.#depsFor(ask.caller, ask.issuer);
+    const planned = planSearch(ask.request, deps);
+    if (!planned.ok) return refused(planned.problem, ask.requestId);
+    const release = this.#searches.tryTake();
+    if (release === null) {
+      return {
+        ok: false,
+        envelope: overloaded(ask.requestId, "the gateway is at its limit of searches in flight"),
+      };
+    }
+    const { request, requestId } = ask;
+    return {
+      ok: true,
+      search: admitted({ request, plan: planned.plan, deps, requestId }, release),
+    };
+  }
+
+  /** Admits and runs a search, and answers with its envelope (the CLI's in-process search). */
+  async search(ask: SearchAsk, options: RunOptions): Promise<Envelope> {
+    const admission = this.admit(ask);
+    if (!admission.ok) return admission.envelope;
+    return await admission.search.run(options, (run) => run.envelope);
+  }
+
+  /** The providers this caller may see, in manifest order. */
+  visibleTo(caller: Caller): ProviderSpec[] {
+    return this.config.manifest.providers.filter((p) => entitlement(caller, p) === "granted");
+  }
+
+  /** Why a provider cannot be contacted with this configuration, or null when it can. */
+  unavailable(spec: ProviderSpec): SkipReason | null {
+    if (spec.timeout_seconds === 0) return "disabled";
+    if (spec.transport === "builtin") {
+      const name = spec.name as BuiltinName;
+      return BUILTIN_NAMES.includes(name) && this.config.builtins[name] ? null : "not_configured";
+    }
+    switch (spec.auth.type) {
+      case "none":
+        return null;
+      case "bearer":
+        return this.config.secrets.has(spec.auth.secret) ? null : "not_configured";
+      case "gateway-token":
+        return this.config.auth.signer ? null : "not_configured";
+      default: {
+        const never: never = spec.auth;
+        throw new Error(`unhandled auth ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
+  #depsFor(caller: Caller, issuer: string): SearchDeps {
+    return {
+      ...this.#shared,
+      entitlement: (spec) => entitlement(caller, spec),
+      headersFor: this.#tokenHeaders(caller, issuer),
+    };
+  }
+
+  /** Per-attempt headers: a token for each `gateway-token` provider, minted for this caller. */
+  #tokenHeaders(caller: Caller, origin: string): SearchDeps["headersFor"] {
+    const { signer, gatewayIssuer } = this.config.auth;
+    if (!signer) return null;
+    const issuer = gatewayIssuer ?? origin;
+    return async (spec, budgetMs): Promise<Record<string, string>> => {
+      if (spec.auth.type !== "gateway-token") return {};
+      const token = await signer.mint({
+        issuer,
+        audience: spec.name,
+        subject: subjectOf(caller),
+        scope: requiredScope(spec),
+        budgetMs,
+      });
+      return { authorization: `Bearer ${token}` };
+    };
+  }
+
+  #client(spec: ProviderSpec): ProviderClient {
+    let client = this.#clients.get(spec.name);
+    if (client) return client;
+    if (spec.transport === "builtin") {
+      const adapter = this.config.builtins[spec.name as BuiltinName];
+      if (!adapter) throw new Error(`built-in ${spec.name} planned without an adapter`);
+      client = inProcessProvider(adapter);
+    } else {
+      const secret = spec.auth.type === "bearer"
+        ? this.config.secrets.get(spec.auth.secret)
+        : undefined;
+      client = httpProvider({
+        name: spec.name,
+        scope: spec.scope,
+        endpoint: spec.endpoint as string,
+        fetch: this.config.fetch,
+        now: () => Date.now(),
+        ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
+      });
+    }
+    this.#clients.set(spec.name, client);
+    return client;
+  }
+
+  #gate(spec: ProviderSpec): Semaphore {
+    let gate = this.#gates.get(spec.name);
+    if (!gate) {
+      gate = new Semaphore(spec.max_concurrency);
+      this.#gates.set(spec.name, gate);
+    }
+    return gate;
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * One search as the gateway runs it, for the HTTP routes (plain and streamed) and the CLI's
+ * in-process search alike: admitted (planned, then given an in-flight slot), run, and answered
+ * with the envelope of docs/envelope.md.
+ */
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import { OVERLOADED_RETRY_AFTER_MS } from "../protocol/limits.ts";
+import type { RequestProblem, SearchRequest } from "../protocol/search-request.ts";
+import { type CompletedSearch, executePlan, type SearchHooks } from "../core/search.ts";
+import type { PlannedSearch } from "../core/search.ts";
+import { problemEnvelope } from "../envelope/build-envelope.ts";
+import { searchEnvelope } from "../envelope/search-envelope.ts";
+import type { Caller } from "../auth/caller.ts";
+
+/** A read and validated search request, and who asks. */
+export type SearchAsk = {
+  request: SearchRequest;
+  caller: Caller;
+  /** The `iss` of provider tokens unless TRACEFETCH_GATEWAY_ISSUER names one (an origin). */
+  issuer: string;
+  requestId: string;
+};
+
+/** Refused (the plan's problem, or overloaded) before any provider is contacted, or admitted. */
+export type Admission = { ok: false; envelope: Envelope } | { ok: true; search: AdmittedSearch };
+
+export type RunOptions = SearchHooks & {
+  /** Fires when the caller goes away: every attempt is cancelled. */
+  signal: AbortSignal;
+};
+
+/** What a run produced: the search, and the envelope a plain answer carries. */
+export type SearchRun = { completed: CompletedSearch; envelope: Envelope };
+
+/** A search holding an in-flight slot. */
+export type AdmittedSearch = {
+  /**
+   * Runs the search, then `deliver`s its answer, and gives the slot back once that is done (a
+   * streamed search holds its slot until its last event is written), however either ends.
+   */
+  run<T>(options: RunOptions, deliver: (run: SearchRun) => T | Promise<T>): Promise<T>;
+};
+
+/** The search a plan was accepted for, holding the slot `release` gives back. */
+export function admitted(
+  planned: Omit<PlannedSearch, "signal" | keyof SearchHooks>,
+  release: () => void,
+): AdmittedSearch {
+  return {
+    async run(options, deliver) {
+      try {
+        const completed = await executePlan({ ...planned, ...options });
+        const envelope = searchEnvelope(completed, planned.requestId, planned.request.view);
+        return await deliver({ completed, envelope });
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+/** The planner's refusal: an ordinary 4xx that contacted nobody. */
+export function refused(problem: RequestProblem, requestId: string): Admission {
+  const { code, message, field } = problem;
+  return { ok: false, envelope: problemEnvelope("search", code, requestId, message, field) };
+}
+
+/** Every slot is taken: the caller is shed with 429 and told when to come back. */
+export function overloaded(requestId: string, what: string): Envelope {
+  return problemEnvelope("search", "overloaded", requestId, what, undefined, {
+    retry_after_ms: OVERLOADED_RETRY_AFTER_MS,
+  });
+}

@@ -1,0 +1,244 @@
+/**
+ * Configuration from the environment: every variable is parsed by configFromEnv, one grammar per
+ * kind; a value that is not understood stops the start with one line naming the variable.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import {
+  BOOLEAN_VARIABLES,
+  ConfigError,
+  configFromEnv,
+  type EnvConfig,
+  VERSION,
+} from "../src/gateway/mod.ts";
+import { createGateway } from "../src/http/mod.ts";
+import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
+import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { cleanEnv } from "./support/cli.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+
+/** Where each boolean variable lands in the parsed configuration. */
+const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boolean> = {
+  TRACEFETCH_ALLOW_LOOPBACK: (c) => c.allowLoopback,
+  TRACEFETCH_REQUIRE_AUTH: (c) => c.auth.requireAuth,
+};
+
+/** Where each number variable lands, and its default. */
+const NUMBERS: Array<[string, (c: EnvConfig) => number, number]> = [
+  ["PORT", (c) => c.port, 8787],
+  ["TRACEFETCH_MAX_PROVIDERS", (c) => c.maxProviders, 32],
+  ["TRACEFETCH_MAX_INFLIGHT", (c) => c.maxInflight, 64],
+  ["TRACEFETCH_HEADERS_TIMEOUT_MS", (c) => c.headersTimeoutMs, 10_000],
+  ["TRACEFETCH_BODY_TIMEOUT_MS", (c) => c.bodyTimeoutMs, 10_000],
+];
+
+/** A key source, so that TRACEFETCH_REQUIRE_AUTH may be on. */
+const KEYS = {
+  TRACEFETCH_AUTH_SECRET: "s".repeat(32),
+  TRACEFETCH_AUTH_ISSUER: ISSUER,
+  TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
+};
+
+const refusal = (name: string, value: string) =>
+  `${name} must be one of 1/true/yes/on or 0/false/no/off, got ${JSON.stringify(value)}`;
+
+describe("configFromEnv: one grammar per kind of value", () => {
+  it("every boolean variable accepts 1/true/yes/on and 0/false/no/off, in any case", () => {
+    assert.deepEqual(Object.keys(BOOLEANS).sort(), [...BOOLEAN_VARIABLES].sort());
+    const spellings: Array<[string, boolean]> = [
+      ["1", true],
+      ["true", true],
+      ["TRUE", true],
+      ["Yes", true],
+      ["on", true],
+      [" On ", true],
+      ["0", false],
+      ["false", false],
+      ["No", false],
+      ["OFF", false],
+    ];
+    for (const [name, read] of Object.entries(BOOLEANS)) {
+      const env = name === "TRACEFETCH_REQUIRE_AUTH" ? KEYS : {};
+      for (const [value, want] of spellings) {
+        assert.equal(read(configFromEnv({ ...env, [name]: value })), want, `${name}=${value}`);
+      }
+    }
+  });
+
+  it("any other boolean value is refused with one line naming the variable and what it accepts", () => {
+    for (const name of BOOLEAN_VARIABLES) {
+      for (const value of ["maybe", "2", "enabled", "y", "truee"]) {
+        assert.throws(
+          () => configFromEnv({ [name]: value }),
+          (error: unknown) =>
+            error instanceof ConfigError && error.message === refusal(name, value),
+          `${name}=${value}`,
+        );
+      }
+    }
+  });
+
+  it("an empty or blank value counts as unset, for every variable", () => {
+    const defaults = configFromEnv({});
+    assert.equal(defaults.allowLoopback, false);
+    assert.equal(defaults.auth.requireAuth, false);
+    assert.equal(defaults.manifest, null);
+    assert.equal(defaults.host, "127.0.0.1");
+    const names = [
+      ...BOOLEAN_VARIABLES,
+      ...NUMBERS.map(([name]) => name),
+      "HOST",
+      "TRACEFETCH_MANIFEST",
+      "TRACEFETCH_AUTH_SECRET",
+      "TRACEFETCH_SIGNING_JWK",
+    ];
+    for (const blank of ["", "  "]) {
+      const env = Object.fromEntries(names.map((name) => [name, blank]));
+      assert.deepEqual(configFromEnv(env), defaults, JSON.stringify(blank));
+    }
+  });
+
+  it("numbers are positive integers (PORT may be 0, at most 65535); anything else is refused naming the variable", () => {
+    for (const [name, read, fallback] of NUMBERS) {
+      assert.equal(read(configFromEnv({})), fallback, `${name} default`);
+      assert.equal(read(configFromEnv({ [name]: " 12 " })), 12, name);
+      const refused = ["-1", "1.5", "1e3", "12ms", "0x10", "ten"];
+      if (name !== "PORT") refused.push("0");
+      for (const value of refused) {
+        assert.throws(
+          () => configFromEnv({ [name]: value }),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.message.startsWith(`${name} must be `) &&
+            error.message.endsWith(`got ${JSON.stringify(value)}`),
+          `${name}=${value}`,
+        );
+      }
+    }
+    assert.equal(configFromEnv({ PORT: "0" }).port, 0);
+    assert.throws(
+      () => configFromEnv({ PORT: "65536" }),
+      /PORT must be an integer from 0 to 65535/,
+    );
+  });
+
+  it("a refused value is quoted on one line, however it is spelt", () => {
+    assert.throws(
+      () => configFromEnv({ TRACEFETCH_ALLOW_LOOPBACK: "y\nes" }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes("\n"),
+    );
+  });
+});
+
+describe("the gateway takes its settings from configFromEnv", () => {
+  const open = manifestOf([{ name: "notes", endpoint: "https://notes.example/search" }]);
+
+  for (const value of ["true", "yes", "ON", "1"]) {
+    it(`TRACEFETCH_REQUIRE_AUTH=${value} with a key source: an anonymous GET /v1/providers is 401`, async () => {
+      const app = createGateway({
+        manifest: open,
+        env: { ...KEYS, TRACEFETCH_REQUIRE_AUTH: value },
+      });
+      const res = await app.request("/v1/providers");
+      assert.equal(res.status, 401);
+      assert.equal(assertEnvelope(await res.json()).code, "unauthorized");
+      assert.equal((await app.request("/v1/status")).status, 200, "status stays open");
+    });
+  }
+
+  it("TRACEFETCH_REQUIRE_AUTH=false with a key source: anonymous callers are served", async () => {
+    const app = createGateway({
+      manifest: open,
+      env: { ...KEYS, TRACEFETCH_REQUIRE_AUTH: "false" },
+    });
+    assert.equal((await app.request("/v1/providers")).status, 200);
+  });
+
+  it("TRACEFETCH_REQUIRE_AUTH=maybe: the gateway refuses to start, naming the variable", () => {
+    for (const name of BOOLEAN_VARIABLES) {
+      assert.throws(
+        () => createGateway({ manifest: open, env: { ...KEYS, [name]: "maybe" } }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.message === refusal(name, "maybe"),
+      );
+    }
+  });
+
+  it("TRACEFETCH_ALLOW_LOOPBACK=true permits http: loopback endpoints; unset, the refusal names the variable", () => {
+    const loopback = manifestOf([{ name: "notes", endpoint: "http://127.0.0.1:9/search" }]);
+    createGateway({ manifest: loopback, env: { TRACEFETCH_ALLOW_LOOPBACK: "true" } });
+    assert.throws(
+      () => createGateway({ manifest: loopback, env: { TRACEFETCH_ALLOW_LOOPBACK: "" } }),
+      (error: unknown) =>
+        error instanceof ConfigError && /TRACEFETCH_ALLOW_LOOPBACK/.test(error.message),
+    );
+  });
+
+  it("the in-flight and provider limits come from the environment unless given", async () => {
+    const env = { TRACEFETCH_MAX_INFLIGHT: "3", TRACEFETCH_MAX_PROVIDERS: "5" };
+    const status = async (app: ReturnType<typeof createGateway>) =>
+      assertEnvelope(await (await app.request("/v1/status")).json()).result;
+    const fromEnv = await status(createGateway({ manifest: open, env }));
+    assert.deepEqual([fromEnv.max_inflight, fromEnv.max_providers], [3, 5]);
+    const given = await status(createGateway({ manifest: open, env, maxInflight: 7 }));
+    assert.deepEqual([given.max_inflight, given.max_providers], [7, 5]);
+  });
+
+  it("/v1/status reports package.json's version", async () => {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    assert.equal(VERSION, pkg.version);
+    const app = createGateway({ manifest: open });
+    const body = assertEnvelope(await (await app.request("/v1/status")).json());
+    assert.equal(body.result.version, pkg.version);
+  });
+});
+
+/** Runs a runtime entry to its exit with a clean environment plus `env`. */
+function runEntry(command: string, args: string[], env: Record<string, string>) {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...cleanEnv(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${command} did not exit: ${stdout}${stderr}`));
+    }, 30_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("a bad variable stops the start: one line, exit 2", () => {
+  const env = { TRACEFETCH_REQUIRE_AUTH: "maybe", PORT: "0" };
+  const line = `tracefetch: ${refusal("TRACEFETCH_REQUIRE_AUTH", "maybe")}\n`;
+
+  it("npm start (node src/runtime/node.ts)", async () => {
+    // "node", not process.execPath: under `deno test` that is deno.
+    const run = await runEntry("node", ["--import", "tsx", "src/runtime/node.ts"], env);
+    assert.deepEqual([run.code, run.stderr, run.stdout], [2, line, ""]);
+  });
+
+  it("deno task dev (deno run src/runtime/deno.ts)", async () => {
+    const run = await runEntry("./node_modules/deno/deno", [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "src/runtime/deno.ts",
+    ], { ...env, NO_COLOR: "1" });
+    assert.deepEqual([run.code, run.stderr, run.stdout], [2, line, ""]);
+  });
+});
