@@ -9,7 +9,7 @@ const WORDS = (
   "deadline retry budget cancellation stream provider gateway fusion ranking cache latency " +
   "timeout request header payload schema envelope partial failure backoff queue shard replica " +
   "index query token session search result network socket buffer memory bound reader protocol " +
-  "version upgrade migration release incident review design pattern edge worker runtime isolate"
+  "version upgrade migration release incident review pattern edge worker runtime isolate"
 ).split(" ");
 
 function words(next: () => number, count: number): string[] {

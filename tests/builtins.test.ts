@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { builtinsFromEnv, exaAdapter, githubAdapter } from "../src/transport/builtins/mod.ts";
 import { ByteBudget } from "../src/transport/byte-budget.ts";
 import { inProcessProvider } from "../src/transport/in-process-provider.ts";
-import type { SearchAdapter } from "../src/transport/provider-client.ts";
+import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { assertEnvelope, gateway, search } from "./support/gateway.ts";
 import { answer, type Handler, raw, startServer, type TestServer } from "./support/servers.ts";
 

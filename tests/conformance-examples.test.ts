@@ -18,7 +18,7 @@ import { searxngAdapter, searxngConfig } from "../providers/searxng/searxng-adap
 import { serveProvider } from "../src/http/serve-provider.ts";
 import { CONFORMANCE_CASES, NONSENSE_QUERY_PREFIX, runConformance } from "../src/kit/mod.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import type { SearchAdapter } from "../src/transport/provider-client.ts";
+import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { assertConformsAndReplays } from "./support/conformance.ts";
 import { recording } from "./support/recordings.ts";
 import { startServer, type TestServer } from "./support/servers.ts";

@@ -18,9 +18,11 @@ import {
   NONSENSE_QUERY_PREFIX,
   runConformance,
 } from "../src/kit/mod.ts";
+import { checkBounds } from "../src/kit/check-bounds.ts";
+import { sanitiseMetadata } from "../src/core/sanitize.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { corpusAdapter } from "../src/transport/corpus-adapter.ts";
-import { ProviderError, type SearchAdapter } from "../src/transport/provider-client.ts";
+import { ProviderError, type SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { assertConformsAndReplays, failedCases } from "./support/conformance.ts";
 import { type Handler, hold, startServer } from "./support/servers.ts";
 
@@ -203,7 +205,9 @@ describe("serveProvider", () => {
 
   it("ProviderError rate_limited with 2000 ms is a 429 with Retry-After 2 and the error body", async () => {
     const app = serveProvider(
-      adapter(() => Promise.reject(new ProviderError("rate_limited", "quota exhausted", 2000))),
+      adapter(() =>
+        Promise.reject(new ProviderError("rate_limited", "quota exhausted", { retryAfterMs: 2000 }))
+      ),
     );
     const res = await post(app);
     assert.equal(res.status, 429);
@@ -214,6 +218,26 @@ describe("serveProvider", () => {
       message: "quota exhausted",
       retry_after_ms: 2000,
     });
+  });
+
+  it("a ProviderError with retryable: false says so in the error body; without, the body has no retryable", async () => {
+    const refused = serveProvider(adapter(() =>
+      Promise.reject(
+        new ProviderError("adapter_unavailable", "key rejected", { retryable: false }),
+      )
+    ));
+    const res = await post(refused);
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), {
+      schema_version: ERROR_VERSION,
+      code: "adapter_unavailable",
+      message: "key rejected",
+      retryable: false,
+    });
+    const plain = serveProvider(
+      adapter(() => Promise.reject(new ProviderError("adapter_unavailable", "down for a moment"))),
+    );
+    assert.equal("retryable" in await (await post(plain)).json(), false);
   });
 
   it("a plain Error is a 500 search_failed whose message has its secret redacted", async () => {
@@ -267,5 +291,49 @@ describe("serveProvider", () => {
       assert.equal((await res.json()).code, "invalid_request");
     }
     assert.equal(a.calls, 0);
+  });
+});
+
+describe("checkBounds: exactly what the gateway's sanitiser would cut", () => {
+  const answerWith = (metadata: Record<string, unknown>) => ({
+    schema_version: "tracefetch.provider-response.v1" as const,
+    provider: "p",
+    scope: "p",
+    candidates: [{ title: "t", locator: "https://x.example/1", metadata }],
+  });
+  const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+
+  it("32 keys and a secret-named one: the secret key is reported, and no key count, since all 32 are kept", () => {
+    const metadata = { ...keys(32), api_key: "k" };
+    assert.equal(Object.keys(sanitiseMetadata(metadata)).length, 32);
+    assert.deepEqual(checkBounds(answerWith(metadata)), [
+      'candidates[0].metadata key "api_key" looks like a secret; the gateway would remove it',
+    ]);
+  });
+
+  it("33 keys: the count is reported, as the gateway keeps 32", () => {
+    assert.equal(Object.keys(sanitiseMetadata(keys(33))).length, 32);
+    assert.deepEqual(checkBounds(answerWith(keys(33))), [
+      "candidates[0].metadata has 33 keys; the gateway keeps at most 32",
+    ]);
+  });
+
+  it("a nested list too long, a string too long, nesting too deep and a prototype key, with their paths", () => {
+    const problems = checkBounds(answerWith({
+      tags: Array.from({ length: 21 }, (_, i) => `t${i}`),
+      note: "n".repeat(1_001),
+      deep: { deeper: { deepest: 1 } },
+      ["__proto__"]: 1,
+    }));
+    assert.deepEqual(problems.sort(), [
+      "candidates[0].metadata.__proto__ names a prototype; the gateway would drop it",
+      "candidates[0].metadata.deep.deeper nests deeper than 2 levels; the gateway would drop it",
+      "candidates[0].metadata.note is longer than 1000 code points; the gateway would cut it",
+      "candidates[0].metadata.tags has 21 items; the gateway keeps at most 20",
+    ]);
+  });
+
+  it("a conforming answer has no problem", () => {
+    assert.deepEqual(checkBounds(answerWith({ stars: 7, tags: ["a", "b"] })), []);
   });
 });

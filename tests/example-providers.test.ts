@@ -1,13 +1,14 @@
 /**
  * The SearXNG and OpenAlex example providers against recorded answers (fixtures/recordings/,
  * hand-made from the public API documentation) replayed on 127.0.0.1: the exact upstream request,
- * the mapping to candidates, and every error answer's outcome through a real gateway.
+ * the mapping to candidates, and every error answer's outcome through a real gateway, served over
+ * HTTP and run in process alike.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { serveProvider } from "../src/http/serve-provider.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import type { SearchAdapter } from "../src/transport/provider-client.ts";
+import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { searxngAdapter, searxngConfig } from "../providers/searxng/searxng-adapter.ts";
 import {
   openAlexAdapter,
@@ -46,9 +47,46 @@ async function attemptOf(
       timeout_seconds: 5,
     }]);
     const { body, text } = await search(app, { q: "structured concurrency", ...params });
-    return { attempt: body.result.candidates[0], text, requests: upstream.requests };
+    return {
+      attempt: body.result.candidates[0],
+      action: body.action,
+      text,
+      requests: upstream.requests,
+    };
   } finally {
     await provider.close();
+    await upstream.close();
+  }
+}
+
+/** The part of an attempt that says what failed and what to do about it. */
+// deno-lint-ignore no-explicit-any
+const record = (a: any) => ({
+  outcome: a.outcome,
+  code: a.code,
+  retryable: a.retryable,
+  retry_after_ms: a.retry_after_ms,
+});
+
+/**
+ * Fails `make(upstreamBase)` against one recording twice, with a fresh upstream each time: served
+ * over HTTP by serveProvider, and in process as a built-in. Returns each run's attempt, its record
+ * and the envelope's action.
+ */
+async function failureOf(file: string, make: (base: string) => SearchAdapter) {
+  const overHttp = await attemptOf(file, make);
+  const upstream = await replay(recording(file));
+  try {
+    const adapter = make(`http://127.0.0.1:${upstream.port}/`);
+    const app = gateway([{ name: "exa", scope: adapter.scope, timeout_seconds: 5 }], {
+      builtins: { exa: adapter },
+    });
+    const { body } = await search(app, { q: "structured concurrency" });
+    return {
+      http: { attempt: overHttp.attempt, action: overHttp.action },
+      inProcess: { attempt: body.result.candidates[0], action: body.action },
+    };
+  } finally {
     await upstream.close();
   }
 }
@@ -126,24 +164,33 @@ describe("searxng provider", () => {
     ],
     ["searxng-429", "search_failed", "rate_limited", true, /SearXNG is rate limiting \(HTTP 429\)/],
     ["searxng-502", "search_failed", "search_failed", true, /SearXNG answered HTTP 502/],
+    // An operator must enable the JSON format: the adapter says no retry helps, and so does the
+    // gateway, in process and over HTTP alike.
     [
       "searxng-403-format-disabled",
       "adapter_unavailable",
       "adapter_unavailable",
-      true,
+      false,
       /search\.formats/,
     ],
-    ["searxng-html-not-json", "search_failed", "search_failed", true, /not SearXNG JSON/],
+    // The same request would get the same page back.
+    ["searxng-html-not-json", "search_failed", "search_failed", false, /not SearXNG JSON/],
   ];
   for (const [file, outcome, code, retryable, message] of failures) {
-    it(`${file}: ${outcome} / ${code}, never an empty success`, async () => {
-      const { attempt } = await attemptOf(file, searxng);
-      assert.equal(attempt.outcome, outcome);
-      assert.equal(attempt.code, code);
-      assert.equal(attempt.retryable, retryable);
-      assert.match(attempt.message, message);
-      assert.equal(attempt.candidate_count, 0);
-      if (file === "searxng-429") assert.equal(attempt.retry_after_ms, 7_000);
+    const action = retryable ? "retry" : "report";
+    it(`${file}: ${outcome} / ${code}, retryable ${retryable}, action ${action}, in process and over HTTP alike`, async () => {
+      const { http, inProcess } = await failureOf(file, searxng);
+      const wait = file === "searxng-429" ? 7_000 : undefined;
+      for (const [how, run] of [["over HTTP", http], ["in process", inProcess]] as const) {
+        assert.deepEqual(
+          record(run.attempt),
+          { outcome, code, retryable, retry_after_ms: wait },
+          `${how}: ${JSON.stringify(run.attempt)}`,
+        );
+        assert.equal(run.action, action, how);
+        assert.match(run.attempt.message, message, how);
+        assert.equal(run.attempt.candidate_count, 0, how);
+      }
     });
   }
 });
@@ -197,13 +244,8 @@ describe("papers provider (OpenAlex)", () => {
       true,
       /OpenAlex is rate limiting \(HTTP 429\): You have exceeded your daily usage allowance/,
     ],
-    [
-      "openalex-400",
-      "search_failed",
-      "invalid_request",
-      false,
-      /OpenAlex refused the request \(HTTP 400\)/,
-    ],
+    // A bare 4xx is search_failed, not retryable: the same request is refused the same way.
+    ["openalex-400", "search_failed", "search_failed", false, /OpenAlex answered HTTP 400/],
     [
       "openalex-500",
       "search_failed",
@@ -211,16 +253,21 @@ describe("papers provider (OpenAlex)", () => {
       true,
       /OpenAlex answered HTTP 500: Something went wrong/,
     ],
-    ["openalex-truncated", "search_failed", "search_failed", true, /not OpenAlex JSON/],
+    ["openalex-truncated", "search_failed", "search_failed", false, /not OpenAlex JSON/],
   ];
   for (const [file, outcome, code, retryable, message] of failures) {
-    it(`${file}: ${outcome} / ${code}, never an empty success`, async () => {
-      const { attempt } = await attemptOf(file, papers);
-      assert.equal(attempt.outcome, outcome);
-      assert.equal(attempt.code, code);
-      assert.equal(attempt.retryable, retryable);
-      assert.match(attempt.message, message);
-      assert.equal(attempt.candidate_count, 0);
+    const action = retryable ? "retry" : "report";
+    it(`${file}: ${outcome} / ${code}, retryable ${retryable}, action ${action}, in process and over HTTP alike`, async () => {
+      const { http, inProcess } = await failureOf(file, papers);
+      for (const [how, run] of [["over HTTP", http], ["in process", inProcess]] as const) {
+        assert.equal(run.attempt.outcome, outcome, how);
+        assert.equal(run.attempt.code, code, how);
+        assert.equal(run.attempt.retryable, retryable, how);
+        assert.equal(run.action, action, how);
+        assert.match(run.attempt.message, message, how);
+        assert.equal(run.attempt.candidate_count, 0, how);
+      }
+      assert.deepEqual(record(http.attempt), record(inProcess.attempt));
     });
   }
 

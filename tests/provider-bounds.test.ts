@@ -1,5 +1,5 @@
 /**
- * Bounds and sanitising of one provider's answer (design 3.3): body caps, hostile nesting,
+ * Bounds and sanitising of one provider's answer (docs/protocol.md): body caps, hostile nesting,
  * prototype keys, secret-named metadata, clipping and truncation, each through a real gateway.
  */
 import { before, describe, it } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * The attempt-outcome table (design 3.4) for exchanges that break: refused, unresolvable, reset,
+ * The attempt-outcome table (docs/protocol.md) for exchanges that break: refused, unresolvable, reset,
  * held, dripped, cut short. Each case searches a faulty provider next to a healthy one through a
  * real gateway over 127.0.0.1 and is bounded by a 1-2 s provider timeout.
  */

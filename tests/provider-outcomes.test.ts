@@ -1,5 +1,5 @@
 /**
- * The attempt-outcome table (design 3.2, 3.4) for answers that arrive: HTTP statuses, provider
+ * The attempt-outcome table (docs/protocol.md) for answers that arrive: HTTP statuses, provider
  * error bodies, and 2xx answers the gateway cannot use. Each case searches a faulty provider next
  * to a healthy one through a real gateway over 127.0.0.1.
  */

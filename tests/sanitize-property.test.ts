@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { bound } from "../src/core/sanitize.ts";
 import { TRUNCATION_MARKER } from "../src/protocol/limits.ts";
 
-/** The rule of design 3.3 written plainly: collapse every whitespace run, trim, cut by code points. */
+/** The bounding rule of docs/protocol.md written plainly: collapse every whitespace run, trim, cut by code points. */
 function reference(value: string, max: number): { text: string; cut: boolean } {
   const collapsed = value.replace(/\s+/g, " ").trim();
   const points = Array.from(collapsed);

@@ -26,7 +26,7 @@ const SCHEMA_NAMES = [
 const schemaFile = (name: string) =>
   JSON.parse(readFileSync(new URL(`../schemas/${name}.json`, import.meta.url), "utf8"));
 
-// The examples of design 3.1, 3.2 and 4.1, copied verbatim.
+// The examples of docs/protocol.md and docs/envelope.md, copied verbatim.
 const MANIFEST_EXAMPLE = {
   "schema_version": "tracefetch.providers.v1",
   "providers": [
@@ -117,15 +117,15 @@ describe("generated JSON Schemas", () => {
   });
 });
 
-describe("the examples of the design validate against both the JSON Schemas and valibot", () => {
-  it("accepts the manifest example of design 3.1", () => {
+describe("the documented examples validate against both the JSON Schemas and valibot", () => {
+  it("accepts a manifest example with every field", () => {
     assert.ok(validators.manifest(MANIFEST_EXAMPLE), JSON.stringify(validators.manifest.errors));
     const result = validateManifest(MANIFEST_EXAMPLE, { allowLoopback: false });
     assert.equal(result.ok, true);
     assert.equal(result.ok && result.manifest.providers[0]?.source_class, "paper-candidate");
   });
 
-  it("accepts the provider request and response examples of design 3.2", () => {
+  it("accepts the provider request and response examples of docs/protocol.md", () => {
     assert.ok(validators.providerRequest(PROVIDER_REQUEST_EXAMPLE));
     assert.ok(
       validators.providerResponse(PROVIDER_RESPONSE_EXAMPLE),
@@ -135,7 +135,7 @@ describe("the examples of the design validate against both the JSON Schemas and 
     assert.equal(v.safeParse(ProviderResponseSchema, PROVIDER_RESPONSE_EXAMPLE).success, true);
   });
 
-  it("accepts the search request example of design 4.1", () => {
+  it("accepts the search request example of docs/envelope.md", () => {
     assert.ok(validators.searchRequest(SEARCH_REQUEST_EXAMPLE));
     assert.deepEqual(parseSearchRequest(SEARCH_REQUEST_EXAMPLE), {
       ok: true,
@@ -196,7 +196,7 @@ describe("GET /schemas/<name>.json", () => {
 
 type Row = [exit: number, status: string, action: string, http: number];
 const usage = (http = 400): Row => [2, "usage_error", "fix_input", http];
-/** Design 4.2, row by row; HTTP 0 marks the codes only the CLI produces ("-" in the design). */
+/** docs/envelope.md's code table, row by row; HTTP 0 marks the codes only the CLI produces ("-" there). */
 const DESIGN_TABLE: Record<string, Row> = {
   ok: [0, "ok", "none", 200],
   partial: [0, "ok", "none", 200],
@@ -244,7 +244,7 @@ describe("envelope code table", () => {
     assert.deepEqual(Object.keys(DESIGN_TABLE).sort(), [...ENVELOPE_CODES].sort());
   });
 
-  it("matches design 4.2 row by row", () => {
+  it("matches docs/envelope.md's code table row by row", () => {
     for (const code of ENVELOPE_CODES) {
       const row = CODES[code];
       assert.deepEqual([row.exit, row.status, row.action, row.http], DESIGN_TABLE[code], code);

@@ -1,5 +1,5 @@
 /**
- * Bounds of one search and of the gateway instance (design 3.3, 5): the provider cap, the search's
+ * Bounds of one search and of the gateway instance (docs/protocol.md, docs/envelope.md): the provider cap, the search's
  * byte budget, the in-flight limit, per-provider concurrency, and the wall time a search may take.
  * One node:http server plays many providers, routed by path (/p0, /p1, ...).
  */

@@ -3,7 +3,7 @@
  * TraceFetch 1.0 manifest, each a commandAdapter served by serveProvider.
  *
  * Output the protocol cannot accept is served as the child wrote it, with 200 and
- * `application/json`: a provider-error body has no code for a protocol error (design 3.2), and
+ * `application/json`: a provider-error body has no code for a protocol error, and
  * the gateway's strict checks then report exactly what 1.0 reported, `provider_protocol_error`
  * with the precise code (body_too_large, invalid_utf8, invalid_json, schema_violation,
  * identity_mismatch). Every other failure is a provider-error body.
@@ -11,7 +11,7 @@
 import type { ChildProcess } from "node:child_process";
 import { serveProvider } from "../../src/http/serve-provider.ts";
 import { PROVIDER_ERROR_VERSION } from "../../src/protocol/provider-wire.ts";
-import type { SearchAdapter } from "../../src/transport/provider-client.ts";
+import type { SearchAdapter } from "../../src/protocol/provider-contract.ts";
 import {
   commandAdapter,
   hasExited,

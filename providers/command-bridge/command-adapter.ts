@@ -6,21 +6,19 @@
  *
  * Output the protocol cannot accept (over the cap, not UTF-8, not JSON, not a valid v1 answer, or
  * another provider's identity) is thrown as UnusableOutput carrying stdout, so the HTTP bridge can
- * serve it as it is and let the gateway's strict checks classify it (design 3.4).
+ * serve it as it is and let the gateway's strict checks classify it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import * as v from "valibot";
+import { checkProviderAnswer } from "../../src/protocol/check-provider-answer.ts";
 import { MAX_PROVIDER_BODY_BYTES } from "../../src/protocol/limits.ts";
-import {
-  PROVIDER_REQUEST_VERSION,
-  ProviderResponseSchema,
-} from "../../src/protocol/provider-wire.ts";
-import { concatBytes, decodeUtf8 } from "../../src/transport/bounded-reader.ts";
 import {
   ProviderError,
   type SearchAdapter,
   type SearchAnswer,
-} from "../../src/transport/provider-client.ts";
+} from "../../src/protocol/provider-contract.ts";
+import { PROVIDER_REQUEST_VERSION } from "../../src/protocol/provider-wire.ts";
+import { concatBytes, decodeUtf8 } from "../../src/transport/bounded-reader.ts";
+import { commandFailure } from "../../src/transport/classify.ts";
 import { redact } from "../../src/transport/redact.ts";
 import type { CommandProvider } from "./command-manifest.ts";
 
@@ -44,7 +42,7 @@ export class UnusableOutput extends ProviderError {
   override name = "UnusableOutput";
   constructor(message: string, readonly stdout: Uint8Array) {
     // Not retryable, as a protocol error is not: the same request gets the same answer.
-    super("search_failed", message, undefined, false);
+    super("search_failed", message, { retryable: false });
   }
 }
 
@@ -84,7 +82,7 @@ function run(
         stdio: ["pipe", "pipe", "pipe"],
       });
     } catch (error) {
-      return reject(spawnFailure(provider, error));
+      return reject(commandFailure({ spawnError: error, command: shown(provider) }));
     }
     live?.add(child);
     child.once("exit", () => {
@@ -154,14 +152,13 @@ function run(
         live?.delete(child);
       }
       terminate(child, graceMs);
-      settle(() => reject(spawnFailure(provider, error)));
+      settle(() => reject(commandFailure({ spawnError: error, command: shown(provider) })));
     });
     child.once("close", (code: number | null, killedBy: NodeJS.Signals | null) => {
       settle(() => {
-        const said = redact(new TextDecoder().decode(concatBytes(stderr)));
         if (code !== 0) {
-          const how = code === null ? `killed by ${killedBy}` : `exit ${code}`;
-          return reject(new ProviderError("search_failed", said ? `${how}: ${said}` : how));
+          const said = redact(new TextDecoder().decode(concatBytes(stderr)));
+          return reject(commandFailure({ exitCode: code, killedBy, stderr: said }));
         }
         try {
           resolve(answerFrom(provider, concatBytes(stdout)));
@@ -186,29 +183,9 @@ function run(
 
 /** Stdout of a child that exited 0, checked exactly as the gateway checks an HTTP answer. */
 function answerFrom(provider: CommandProvider, bytes: Uint8Array): SearchAnswer {
-  const text = decodeUtf8(bytes);
-  if (text === null) throw new UnusableOutput("the command's stdout is not UTF-8", bytes);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UnusableOutput("the command's stdout is not JSON", bytes);
-  }
-  const parsed = v.safeParse(ProviderResponseSchema, json);
-  if (!parsed.success) {
-    throw new UnusableOutput(
-      "the command's stdout is not a valid tracefetch.provider-response.v1",
-      bytes,
-    );
-  }
-  const answer = parsed.output;
-  if (answer.provider !== provider.name || answer.scope !== provider.scope) {
-    throw new UnusableOutput(
-      `the command answered as provider "${answer.provider}" scope "${answer.scope}"`,
-      bytes,
-    );
-  }
-  return { candidates: answer.candidates, warnings: answer.warnings ?? [] };
+  const checked = checkProviderAnswer(decodeUtf8(bytes), provider);
+  if (!checked.ok) throw new UnusableOutput(`the command's stdout: ${checked.message}`, bytes);
+  return { candidates: checked.answer.candidates, warnings: checked.answer.warnings ?? [] };
 }
 
 export function hasExited(child: ChildProcess): boolean {
@@ -237,19 +214,7 @@ function send(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/**
- * A child that could not start. A missing or unrunnable executable means the provider is not
- * there: `adapter_unavailable`. The message names the executable as the manifest wrote it.
- */
-function spawnFailure(provider: CommandProvider, error: unknown): ProviderError {
-  const code = (error as { code?: unknown }).code;
-  const exe = JSON.stringify(provider.command[0]);
-  if (code === "ENOENT") {
-    return new ProviderError("adapter_unavailable", `the command ${exe} was not found (ENOENT)`);
-  }
-  if (code === "EACCES" || code === "ENOEXEC" || code === "EISDIR") {
-    return new ProviderError("adapter_unavailable", `the command ${exe} cannot be run (${code})`);
-  }
-  const detail = typeof code === "string" ? code : "spawn failed";
-  return new ProviderError("search_failed", `the command ${exe} could not start (${detail})`);
+/** The executable as the manifest wrote it: a resolved path would name this machine. */
+function shown(provider: CommandProvider): string {
+  return JSON.stringify(provider.command[0]);
 }

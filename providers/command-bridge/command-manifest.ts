@@ -73,7 +73,7 @@ export function parseCommandManifest(value: unknown, baseDir: string): CommandMa
   const parsed = v.safeParse(ManifestSchema, value);
   if (!parsed.success) {
     const problems = parsed.issues.map((issue) => {
-      const at = issue.path?.map((p) => String(p.key)).join(".") || "manifest";
+      const at = v.getDotPath(issue) || "manifest";
       return `${at}: ${issue.received === "undefined" ? "is required" : issue.message}`;
     });
     throw new ConfigError(`not a TraceFetch 1.0 manifest: ${problems.join("; ")}`);

@@ -4,14 +4,14 @@
  * abstract rebuilt from OpenAlex's inverted index as the snippet, and citations, year, venue and
  * the first authors as metadata.
  */
-import { ProviderError, type SearchAdapter } from "../../src/transport/provider-client.ts";
+import type { SearchAdapter } from "../../src/protocol/provider-contract.ts";
 import type { WireCandidate } from "../../src/protocol/provider-wire.ts";
+import type { StatusMeaning } from "../../src/transport/classify.ts";
 import {
   callJson,
-  commonStatusFailure,
   GET_JSON,
   notJson,
-  type StatusFailure,
+  type ReadRefusal,
   upstream,
   UPSTREAM_TIMEOUT_MS,
 } from "../../src/transport/upstream.ts";
@@ -97,7 +97,7 @@ export function openAlexAdapter(options: OpenAlexOptions): SearchAdapter {
       if (options.mailto) url.searchParams.set("mailto", options.mailto);
       // The key travels in the query, as OpenAlex documents; no message of ours shows the URL.
       if (options.apiKey) url.searchParams.set("api_key", options.apiKey);
-      const body = await callJson(up, url, GET_JSON, signal, statusFailure);
+      const body = await callJson(up, url, GET_JSON, signal, readRefusal);
       if (!isRecord(body) || !Array.isArray(body.results)) {
         throw notJson("OpenAlex", "it has no results list");
       }
@@ -111,27 +111,16 @@ export function openAlexAdapter(options: OpenAlexOptions): SearchAdapter {
   };
 }
 
-const common = commonStatusFailure("OpenAlex");
-
 /**
  * OpenAlex documents 403 as "rate limit exceeded; slow down", alongside 429 for the daily limit;
  * 401 means the API key was refused, which only an operator can fix.
  */
-const statusFailure: StatusFailure = (refusal) => {
-  const { status, said, wait } = refusal;
-  if (status === 403) {
-    return new ProviderError("rate_limited", `OpenAlex is rate limiting (HTTP 403)${said}`, wait);
-  }
-  if (status === 401) {
-    return new ProviderError(
-      "adapter_unavailable",
-      `OpenAlex refused the API key (HTTP 401)${said}; check OPENALEX_API_KEY`,
-      undefined,
-      false,
-    );
-  }
-  return common(refusal);
+const OPENALEX_STATUS_MEANINGS: Readonly<Record<number, StatusMeaning>> = {
+  401: { means: "access_refused", says: "refused the API key", hint: "check OPENALEX_API_KEY" },
+  403: { means: "rate_limit" },
 };
+
+const readRefusal: ReadRefusal = ({ status }) => ({ meaning: OPENALEX_STATUS_MEANINGS[status] });
 
 function toCandidate(work: unknown): WireCandidate | null {
   if (!isRecord(work) || typeof work.id !== "string" || work.id === "") return null;

@@ -6,14 +6,14 @@
  * warning per failed engine; no results while engines failed is a failure, never an honest empty,
  * because the silence may be theirs.
  */
-import { ProviderError, type SearchAdapter } from "../../src/transport/provider-client.ts";
+import { ProviderError, type SearchAdapter } from "../../src/protocol/provider-contract.ts";
 import type { WireCandidate } from "../../src/protocol/provider-wire.ts";
+import type { StatusMeaning } from "../../src/transport/classify.ts";
 import {
   callJson,
-  commonStatusFailure,
   GET_JSON,
   notJson,
-  type StatusFailure,
+  type ReadRefusal,
   upstream,
   UPSTREAM_TIMEOUT_MS,
 } from "../../src/transport/upstream.ts";
@@ -75,24 +75,22 @@ export function searxngAdapter(options: SearxngOptions): SearchAdapter {
       if (options.categories) url.searchParams.set("categories", options.categories);
       if (options.engines) url.searchParams.set("engines", options.engines);
       if (options.language) url.searchParams.set("language", options.language);
-      const body = await callJson(up, url, GET_JSON, signal, statusFailure);
+      const body = await callJson(up, url, GET_JSON, signal, readRefusal);
       return toAnswer(body, limit);
     },
   };
 }
 
-const common = commonStatusFailure("SearXNG");
-
 /** SearXNG answers 403 when the instance does not enable the json format: an operator must act. */
-const statusFailure: StatusFailure = (refusal) =>
-  refusal.status === 403
-    ? new ProviderError(
-      "adapter_unavailable",
-      `SearXNG refused the JSON API (HTTP 403)${refusal.said}; the instance must list json under search.formats in settings.yml`,
-      undefined,
-      false,
-    )
-    : common(refusal);
+const SEARXNG_STATUS_MEANINGS: Readonly<Record<number, StatusMeaning>> = {
+  403: {
+    means: "access_refused",
+    says: "refused the JSON API",
+    hint: "the instance must list json under search.formats in settings.yml",
+  },
+};
+
+const readRefusal: ReadRefusal = ({ status }) => ({ meaning: SEARXNG_STATUS_MEANINGS[status] });
 
 function toAnswer(
   body: unknown,

@@ -13,7 +13,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from "jose";
-import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import { boundedFetch } from "../transport/bounded-fetch.ts";
 import type { AuthSettings, KeySource } from "./auth-settings.ts";
 import type { Caller } from "./caller.ts";
 
@@ -29,6 +29,11 @@ export const JWKS_TIMEOUT_MS = 5_000;
 export const JWKS_COOLDOWN_MS = 30_000;
 /** Keys are refreshed at least this often so a rotation is picked up. */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** Whether a token passes MAX_TOKEN_BYTES, counted in UTF-8 bytes as it travels. */
+export function tokenTooLarge(token: string): boolean {
+  return new TextEncoder().encode(token).byteLength > MAX_TOKEN_BYTES;
+}
 
 /** Asymmetric algorithms accepted from a JWKS; HS256 only with a configured secret. */
 const ASYMMETRIC = ["EdDSA", "ES256", "RS256"];
@@ -53,7 +58,7 @@ export function createCallerVerifier(
     ...(secret ? ["HS256"] : []),
   ];
   return async (token) => {
-    if (new TextEncoder().encode(token).byteLength > MAX_TOKEN_BYTES) {
+    if (tokenTooLarge(token)) {
       return invalid(`the token is over ${MAX_TOKEN_BYTES} bytes`);
     }
     let header: Record<string, unknown>;
@@ -115,7 +120,7 @@ function resolverFor(source: KeySource, fetchImpl: typeof fetch): Resolver {
           timeoutDuration: JWKS_TIMEOUT_MS,
           cooldownDuration: JWKS_COOLDOWN_MS,
           cacheMaxAge: JWKS_MAX_AGE_MS,
-          [customFetch]: boundedFetch(fetchImpl),
+          [customFetch]: boundedFetch(fetchImpl, MAX_JWKS_BYTES, "the JWKS"),
         }),
       };
     default: {
@@ -123,18 +128,6 @@ function resolverFor(source: KeySource, fetchImpl: typeof fetch): Resolver {
       throw new Error(`unhandled key source ${JSON.stringify(never)}`);
     }
   }
-}
-
-/** Fetches the JWKS through the same bounded reader as provider answers. */
-function boundedFetch(fetchImpl: typeof fetch) {
-  return async (url: string, init: RequestInit): Promise<Response> => {
-    const response = await fetchImpl(url, init);
-    const read = await readBounded(response.body, MAX_JWKS_BYTES, null);
-    if (!read.ok) throw new Error(`the JWKS is over ${MAX_JWKS_BYTES} bytes`);
-    const text = decodeUtf8(read.bytes);
-    if (text === null) throw new Error("the JWKS is not UTF-8");
-    return new Response(text, { status: response.status, headers: response.headers });
-  };
 }
 
 function callerOf(payload: JWTPayload): Caller {

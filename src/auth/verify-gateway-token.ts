@@ -5,13 +5,13 @@
  */
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify } from "jose";
 import { PROVIDER_ERROR_VERSION } from "../protocol/provider-wire.ts";
-import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import { boundedFetch } from "../transport/bounded-fetch.ts";
 import {
   CLOCK_TOLERANCE_SECONDS,
   JWKS_COOLDOWN_MS,
   JWKS_TIMEOUT_MS,
   MAX_JWKS_BYTES,
-  MAX_TOKEN_BYTES,
+  tokenTooLarge,
 } from "./verify-caller.ts";
 
 export type GatewayTokenOptions = {
@@ -38,13 +38,7 @@ export function verifyGatewayToken(
     ? createRemoteJWKSet(new URL(options.jwksUrl), {
       timeoutDuration: JWKS_TIMEOUT_MS,
       cooldownDuration: JWKS_COOLDOWN_MS,
-      [customFetch]: async (url: string, init: RequestInit) => {
-        const response = await fetchImpl(url, init);
-        const read = await readBounded(response.body, MAX_JWKS_BYTES, null);
-        const text = read.ok ? decodeUtf8(read.bytes) : null;
-        if (text === null) throw new Error("the gateway's JWKS is over the cap or not UTF-8");
-        return new Response(text, { status: response.status, headers: response.headers });
-      },
+      [customFetch]: boundedFetch(fetchImpl, MAX_JWKS_BYTES, "the gateway's JWKS"),
     })
     : null;
   if (key === null) throw new Error("verifyGatewayToken needs jwksUrl or jwks");
@@ -52,7 +46,7 @@ export function verifyGatewayToken(
     const match = /^Bearer ([^\s]+)$/i.exec(request.headers.get("authorization") ?? "");
     if (match === null) return refuse(401, "a gateway token is required");
     const token = match[1] as string;
-    if (token.length > MAX_TOKEN_BYTES) return refuse(401, "the token is too large");
+    if (tokenTooLarge(token)) return refuse(401, "the token is too large");
     try {
       const { payload } = await jwtVerify(token, key, {
         algorithms: ["EdDSA"],

@@ -1,5 +1,7 @@
 /**
- * Bounds every field of a provider's answer (design 3.3) before anything else reads it.
+ * Bounds every field of a provider's answer (docs/protocol.md, "What the gateway does with an
+ * answer") before anything else reads it, and can report each cut, so conformance judges a
+ * provider by exactly what the gateway would do.
  */
 import type { Candidate } from "../protocol/envelope-schema.ts";
 import {
@@ -17,16 +19,22 @@ import {
   TRUNCATION_MARKER,
 } from "../protocol/limits.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
-import { redact, redactSecrets } from "../transport/redact.ts";
+import { redact, redactSecrets, SECRET_KEY } from "../transport/redact.ts";
+
+export { SECRET_KEY } from "../transport/redact.ts";
 
 /** Whitespace other than single inner spaces: a tab, a newline, a run, or space at either end. */
 const NEEDS_COLLAPSING = /[^\S ]| {2}|^ | $/;
 
-/** Keys that name secrets, removed at every depth. */
-export const SECRET_KEY =
-  /authorization|cookie|credential|passw(or)?d|secret|token|api[_-]?key|session|private[_-]?key/i;
 /** Keys that would reach an object's prototype in a careless consumer. */
 export const POISON_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Something sanitiseMetadata cut or removed, at a path such as `candidates[0].metadata.tags[3]`. */
+export type MetadataCut =
+  | { path: string; kind: "string_cut" | "too_deep" | "long_key" }
+  | { path: string; kind: "poison_key" | "secret_key"; key: string }
+  /** `count` is how many there were of what the gateway would keep; it keeps the first bound. */
+  | { path: string; kind: "items_dropped" | "keys_dropped"; count: number };
 
 export type Sanitised = { candidates: Candidate[]; warnings: string[] };
 
@@ -40,8 +48,7 @@ export function sanitiseAnswer(
   let dropped = 0;
   for (const c of wire) {
     if (candidates.length === limit) break;
-    // UTF-16 length bounds the code point count from above, so only long locators are counted.
-    if (c.locator.length > MAX_LOCATOR_CHARS && Array.from(c.locator).length > MAX_LOCATOR_CHARS) {
+    if (locatorTooLong(c.locator)) {
       dropped++;
       continue;
     }
@@ -63,7 +70,12 @@ export function sanitiseAnswer(
   return { candidates, warnings: [...theirs, ...warnings] };
 }
 
-function sanitiseCandidate(c: WireCandidate): Candidate {
+/** One candidate within its bounds; `report` hears of every metadata cut, with paths below `at`. */
+export function sanitiseCandidate(
+  c: WireCandidate,
+  report?: (cut: MetadataCut) => void,
+  at = "metadata",
+): Candidate {
   const truncated: Candidate["truncated"] = [];
   const field = (value: string, max: number, name: Candidate["truncated"][number]) => {
     const { text, cut } = bound(value, max);
@@ -80,7 +92,7 @@ function sanitiseCandidate(c: WireCandidate): Candidate {
     locator: c.locator,
     snippet,
     published_at,
-    metadata: sanitiseMetadata(c.metadata ?? {}),
+    metadata: sanitiseMetadata(c.metadata ?? {}, report, at),
     truncated,
   };
 }
@@ -96,49 +108,85 @@ export function bound(value: string, max: number): { text: string; cut: boolean 
   return { text: points.slice(0, room).join("").trimEnd() + TRUNCATION_MARKER, cut: true };
 }
 
+/** Whether a locator is too long to keep: a cut locator would point at the wrong page. */
+export function locatorTooLong(locator: string): boolean {
+  // UTF-16 length bounds the code point count from above, so only long locators are counted.
+  return locator.length > MAX_LOCATOR_CHARS && Array.from(locator).length > MAX_LOCATOR_CHARS;
+}
+
 /**
  * Copies metadata into null-prototype objects within the key, depth, string and array bounds,
  * dropping secret-named keys and redacting secrets in string values at every depth (the patterns
  * of `redact`). The walk is iterative so input nesting cannot exhaust the stack; nesting past the
- * depth is dropped.
+ * depth is dropped. `report`, when given, hears of every cut, with paths below `at`.
  */
-export function sanitiseMetadata(input: Record<string, unknown>): Record<string, unknown> {
+export function sanitiseMetadata(
+  input: Record<string, unknown>,
+  report?: (cut: MetadataCut) => void,
+  at = "metadata",
+): Record<string, unknown> {
   const root: Record<string, unknown> = Object.create(null);
-  type Job = { from: unknown; into: Record<string, unknown> | unknown[]; depth: number };
-  const jobs: Job[] = [{ from: input, into: root, depth: 1 }];
+  type Job = {
+    from: unknown;
+    into: Record<string, unknown> | unknown[];
+    depth: number;
+    path: string;
+  };
+  const jobs: Job[] = [{ from: input, into: root, depth: 1, path: at }];
   for (let job = jobs.pop(); job !== undefined; job = jobs.pop()) {
-    const { from, into, depth } = job;
-    const place = (value: unknown, put: (v: unknown) => void) => {
+    const { from, into, depth, path } = job;
+    const place = (value: unknown, put: (v: unknown) => void, childPath: string) => {
       if (value === null || typeof value === "boolean") return put(value);
       if (typeof value === "number") return Number.isFinite(value) ? put(value) : undefined;
       // Redacted before the cut, so the cut cannot leave a piece of a secret too short to match.
       if (typeof value === "string") {
-        return put(bound(redactSecrets(value), MAX_METADATA_STRING_CHARS).text);
+        const { text, cut } = bound(redactSecrets(value), MAX_METADATA_STRING_CHARS);
+        if (cut) report?.({ path: childPath, kind: "string_cut" });
+        return put(text);
       }
-      if (typeof value !== "object" || depth >= MAX_METADATA_DEPTH) return;
+      if (typeof value !== "object") return;
+      if (depth >= MAX_METADATA_DEPTH) {
+        report?.({ path: childPath, kind: "too_deep" });
+        return;
+      }
       const child: Record<string, unknown> | unknown[] = Array.isArray(value)
         ? []
         : Object.create(null);
       put(child);
-      jobs.push({ from: value, into: child, depth: depth + 1 });
+      jobs.push({ from: value, into: child, depth: depth + 1, path: childPath });
     };
     if (Array.isArray(from)) {
       const out = into as unknown[];
-      for (const item of from.slice(0, MAX_METADATA_ARRAY_ITEMS)) place(item, (v) => out.push(v));
+      const kept = Math.min(from.length, MAX_METADATA_ARRAY_ITEMS);
+      for (let i = 0; i < kept; i++) {
+        place(from[i], (v) => out.push(v), report ? `${path}[${i}]` : "");
+      }
+      if (from.length > kept) report?.({ path, kind: "items_dropped", count: from.length });
       continue;
     }
     const out = into as Record<string, unknown>;
-    let keys = 0;
+    let kept = 0;
+    let over = 0;
     for (const key of Object.keys(from as object)) {
-      if (keys === MAX_METADATA_KEYS) break;
-      if (key.length > MAX_METADATA_KEY_CHARS || POISON_KEYS.has(key) || SECRET_KEY.test(key)) {
-        continue;
+      if (key.length > MAX_METADATA_KEY_CHARS) {
+        report?.({ path, kind: "long_key" });
+      } else if (POISON_KEYS.has(key)) {
+        report?.({ path, kind: "poison_key", key });
+      } else if (SECRET_KEY.test(key)) {
+        report?.({ path, kind: "secret_key", key });
+      } else if (kept < MAX_METADATA_KEYS) {
+        kept++;
+        place((from as Record<string, unknown>)[key], (v) => {
+          out[key] = v;
+        }, report ? `${path}.${key}` : "");
+      } else if (report === undefined) {
+        break;
+      } else {
+        // Counted on, only to say how many there were.
+        over++;
       }
-      keys++;
-      place((from as Record<string, unknown>)[key], (v) => {
-        out[key] = v;
-      });
     }
+    if (over > 0) report?.({ path, kind: "keys_dropped", count: kept + over });
   }
   return root;
 }

@@ -1,14 +1,15 @@
 /**
- * The conformance cases: what each sends and what it expects back (design 3.2, 3.3). Each case is
+ * The conformance cases: what each sends and what it expects back (docs/protocol.md). Each case is
  * one request, so a transcript shows exactly the exchange a verdict rests on.
  */
 import * as v from "valibot";
+import { checkProviderAnswer } from "../protocol/check-provider-answer.ts";
 import { MAX_LIMIT } from "../protocol/limits.ts";
 import {
   PROVIDER_REQUEST_VERSION,
+  PROVIDER_RESPONSE_VERSION,
   ProviderErrorSchema,
   type ProviderResponse,
-  ProviderResponseSchema,
 } from "../protocol/provider-wire.ts";
 import { JSON_CONTENT_TYPE } from "../transport/http-provider.ts";
 import { checkBounds } from "./check-bounds.ts";
@@ -86,15 +87,7 @@ export const CONFORMANCE_CASES = [
     case: "identity",
     expects: "provider and scope equal the declared name and scope",
     body: (c) => search(c.query, 1),
-    check: (x, c) => {
-      const { problems, answer } = validAnswer(x);
-      if (answer !== null && (answer.provider !== c.name || answer.scope !== c.scope)) {
-        problems.push(
-          `the answer says provider "${answer.provider}" scope "${answer.scope}"; declared: provider "${c.name}" scope "${c.scope}"`,
-        );
-      }
-      return { fail: problems, advice: [] };
-    },
+    check: (x, c) => ({ fail: validAnswer(x, c).problems, advice: [] }),
   },
   {
     case: "bounds",
@@ -139,8 +132,14 @@ export const CONFORMANCE_CASES = [
 
 export type ConformanceCaseName = (typeof CONFORMANCE_CASES)[number]["case"];
 
-/** The problems that keep an answer from being a usable v1 answer, and the answer when there are none. */
-function validAnswer(x: Exchange): { problems: string[]; answer: ProviderResponse | null } {
+/**
+ * The problems that keep an answer from being a usable v1 answer (naming the declared provider and
+ * scope, when `declared` is given), and the answer when there are none.
+ */
+function validAnswer(
+  x: Exchange,
+  declared: CaseContext | null = null,
+): { problems: string[]; answer: ProviderResponse | null } {
   const r = x.response;
   if (r.status !== 200) {
     const redirect = r.status >= 300 && r.status < 400
@@ -154,19 +153,15 @@ function validAnswer(x: Exchange): { problems: string[]; answer: ProviderRespons
       answer: null,
     };
   }
-  if (x.text === null) return { problems: ["the body is not valid UTF-8"], answer: null };
-  if (x.json === undefined) return { problems: ["the body is not JSON"], answer: null };
-  const parsed = v.safeParse(ProviderResponseSchema, x.json);
-  if (!parsed.success) {
-    const problems = parsed.issues.map((issue) => {
-      const at = issue.path?.map((p) => String(p.key)).join(".") || "body";
-      const what = issue.type === "strict_object" ? "is not a field of version 1" : issue.message;
-      return `not a valid tracefetch.provider-response.v1: ${at} ${what}`;
-    });
+  const checked = checkProviderAnswer(x.text, declared);
+  if (!checked.ok) {
+    const problems = checked.code === "schema_violation"
+      ? checked.problems.map((p) => `not a valid ${PROVIDER_RESPONSE_VERSION}: ${p}`)
+      : checked.problems;
     return { problems, answer: null };
   }
   // The raw JSON, not the schema's output: the bounds check must see every key as sent.
-  return { problems: [], answer: x.json as ProviderResponse };
+  return { problems: [], answer: checked.json as ProviderResponse };
 }
 
 function withinLimit(x: Exchange, c: CaseContext, limit: number): Judgement {
@@ -183,7 +178,7 @@ function withinLimit(x: Exchange, c: CaseContext, limit: number): Judgement {
   return { fail: problems, advice: [] };
 }
 
-/** A refusal: one of `statuses`; an error body with `code` is advised, not required (design 3.2). */
+/** A refusal: one of `statuses`; an error body with `code` is advised, not required. */
 function refused(x: Exchange, statuses: readonly number[], code: string): Judgement {
   const { status } = x.response;
   if (!statuses.includes(status)) {

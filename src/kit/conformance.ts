@@ -3,6 +3,7 @@
  * request per case, and reports every exchange with its verdict and the reasons for it.
  */
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
 import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
 import { redact } from "../transport/redact.ts";
 import {
@@ -79,15 +80,17 @@ export type ConformanceReport = {
   cases: ConformanceEntry[];
 };
 
-/** Throws a TypeError for an endpoint that is not an http: or https: URL; everything else is reported. */
+/**
+ * Throws a TypeError for an endpoint the gateway could never call (the URL policy, with http: on
+ * loopback allowed as for a provider under development); everything else is reported.
+ */
 export async function runConformance(
   endpoint: string,
   options: ConformanceOptions,
 ): Promise<ConformanceReport> {
+  const problem = endpointProblem(endpoint, true);
+  if (problem !== null) throw new TypeError(`the endpoint ${problem}`);
   const url = new URL(endpoint);
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TypeError(`the endpoint must be an http: or https: URL, not ${url.protocol}`);
-  }
   const context: CaseContext = {
     name: options.name,
     scope: options.scope,

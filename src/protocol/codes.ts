@@ -3,7 +3,7 @@
  * the JSON Schemas all follow from these arrays.
  */
 
-/** How one attempt of one provider ended (design 3.4). */
+/** How one attempt of one provider ended (docs/envelope.md, "The search result"). */
 export const ATTEMPT_OUTCOMES = [
   "success",
   "timeout",
@@ -57,7 +57,7 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 export const TIMEOUT_BUDGETS = ["provider_timeout", "caller_deadline"] as const;
 export type TimeoutBudget = (typeof TIMEOUT_BUDGETS)[number];
 
-/** Codes a provider may put in a `tracefetch.provider-error.v1` body (design 3.2). */
+/** Codes a provider may put in a `tracefetch.provider-error.v1` body (docs/protocol.md). */
 export const PROVIDER_ERROR_CODES = [
   "search_failed",
   "adapter_unavailable",
@@ -67,7 +67,7 @@ export const PROVIDER_ERROR_CODES = [
 ] as const;
 export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
 
-/** Every code an envelope may carry (design 4.2); the envelope table maps each to its row. */
+/** Every code an envelope may carry (docs/envelope.md); the envelope table maps each to its row. */
 export const ENVELOPE_CODES = [
   "ok",
   "partial",

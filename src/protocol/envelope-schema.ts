@@ -1,5 +1,5 @@
 /**
- * The gateway's answer (design 4.2): eight header fields, a request id, and per command a result.
+ * The gateway's answer (docs/envelope.md): eight header fields, a request id, and per command a result.
  * These schemas type the code and generate schemas/envelope.json, which tests validate every answer
  * against.
  */

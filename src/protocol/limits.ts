@@ -123,3 +123,21 @@ export const GATEWAY_GRACE_MS = 5_000;
 
 /** `status`, `doctor` and `connect` are answered from memory; a gateway silent this long is not answering. */
 export const GATEWAY_STATUS_TIMEOUT_MS = 5_000;
+
+/** A failing provider's error body is read only this far: enough for a code and a message. */
+export const MAX_ERROR_BODY_BYTES = 65_536;
+
+/** A provider request is one small JSON object (a query of MAX_QUERY_CHARS and a limit); anything larger is not one. */
+export const MAX_PROVIDER_REQUEST_BYTES = 65_536;
+
+/** How much of a third-party API's error message a failure quotes: enough for "Bad credentials", not a page. */
+export const MAX_QUOTED_CHARS = 160;
+
+/** A manifest endpoint, in UTF-16 code units: as long as a locator, far beyond any real URL. */
+export const MAX_ENDPOINT_CHARS = 2_000;
+
+/** A provider's fusion weight: a thousand times the default is already "only this one counts". */
+export const MAX_PROVIDER_WEIGHT = 1_000;
+
+/** Provider, scope and tier names in a search request: longer than any manifest name, short enough to echo. */
+export const MAX_IDENTIFIER_CHARS = 64;

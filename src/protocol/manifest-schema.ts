@@ -1,5 +1,5 @@
 /**
- * The provider manifest `tracefetch.providers.v1`, HTTP edition (design 3.1).
+ * The provider manifest `tracefetch.providers.v1`, HTTP edition (docs/protocol.md).
  *
  * The valibot schema is the shape (and the source of schemas/provider-manifest.json); the rules that
  * span fields (unique names, reserved names, endpoint policy, sensitivity and auth) live in
@@ -9,8 +9,10 @@ import * as v from "valibot";
 import {
   DEFAULT_PROVIDER_MAX_CONCURRENCY,
   DEFAULT_PROVIDER_TIMEOUT_SECONDS,
+  MAX_ENDPOINT_CHARS,
   MAX_PROVIDER_MAX_CONCURRENCY,
   MAX_PROVIDER_TIMEOUT_SECONDS,
+  MAX_PROVIDER_WEIGHT,
 } from "./limits.ts";
 import { SENSITIVITIES } from "./codes.ts";
 
@@ -36,7 +38,7 @@ export type ProviderAuth = v.InferOutput<typeof ProviderAuth>;
 export const ProviderEntrySchema = v.strictObject({
   name: Name,
   scope: Name,
-  endpoint: v.optional(v.pipe(v.string(), v.maxLength(2_000))),
+  endpoint: v.optional(v.pipe(v.string(), v.maxLength(MAX_ENDPOINT_CHARS))),
   timeout_seconds: v.optional(
     v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_PROVIDER_TIMEOUT_SECONDS)),
     DEFAULT_PROVIDER_TIMEOUT_SECONDS,
@@ -45,7 +47,7 @@ export const ProviderEntrySchema = v.strictObject({
   source_class: v.optional(v.pipe(v.string(), v.regex(NAME_PATTERN)), "candidate"),
   isolated: v.optional(v.boolean(), false),
   cost_micros: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
-  weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1_000)), 1),
+  weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_PROVIDER_WEIGHT)), 1),
   max_concurrency: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_PROVIDER_MAX_CONCURRENCY)),
     DEFAULT_PROVIDER_MAX_CONCURRENCY,

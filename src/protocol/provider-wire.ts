@@ -1,5 +1,5 @@
 /**
- * What the gateway and a provider say to each other over HTTP (design 3.2). Version 1 is strict:
+ * What the gateway and a provider say to each other over HTTP (docs/protocol.md). Version 1 is strict:
  * an unknown field, a missing `candidates` or another schema_version is a protocol error, never an
  * honest empty.
  */
@@ -60,6 +60,12 @@ export const ProviderErrorSchema = v.object({
   code: v.picklist(PROVIDER_ERROR_CODES),
   message: v.optional(v.string()),
   retry_after_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /**
+   * False when trying again cannot help. Only false has an effect: it never makes a code that is
+   * not retried retryable. Optional, so an older gateway, which reads the body field by field,
+   * ignores it.
+   */
+  retryable: v.optional(v.boolean()),
 });
 export type ProviderErrorBody = v.InferOutput<typeof ProviderErrorSchema>;
 
@@ -68,6 +74,7 @@ export type ProviderErrorFields = {
   code?: ProviderErrorCode;
   message?: string;
   retry_after_ms?: number;
+  retryable?: boolean;
 };
 
 /**
@@ -77,7 +84,7 @@ export type ProviderErrorFields = {
  */
 export function readProviderError(json: unknown): ProviderErrorFields | null {
   if (!isRecord(json) || json.schema_version !== PROVIDER_ERROR_VERSION) return null;
-  const { code, message, retry_after_ms } = ProviderErrorSchema.entries;
+  const { code, message, retry_after_ms, retryable } = ProviderErrorSchema.entries;
   const fields: ProviderErrorFields = {};
   const c = v.safeParse(code, json.code);
   if (c.success) fields.code = c.output;
@@ -85,10 +92,12 @@ export function readProviderError(json: unknown): ProviderErrorFields | null {
   if (m.success && m.output !== undefined) fields.message = m.output;
   const r = v.safeParse(retry_after_ms, json.retry_after_ms);
   if (r.success && r.output !== undefined) fields.retry_after_ms = r.output;
+  const t = v.safeParse(retryable, json.retryable);
+  if (t.success && t.output !== undefined) fields.retryable = t.output;
   return fields;
 }
 
-/** The HTTP status a provider answers with each error code (serveProvider, and in-process adapters). */
+/** The HTTP status a provider answers with each error code (serveProvider). */
 export const PROVIDER_ERROR_STATUS: Record<ProviderErrorCode, 400 | 429 | 500 | 501 | 503> = {
   invalid_request: 400,
   unsupported_action: 501,

@@ -11,6 +11,7 @@ import { readJsonObject } from "./strict-json.ts";
 import {
   DEFAULT_LIMIT,
   DEFAULT_TIMEOUT_MS,
+  MAX_IDENTIFIER_CHARS,
   MAX_LIMIT,
   MAX_QUERY_CHARS,
   MAX_TIMEOUT_MS,
@@ -22,7 +23,7 @@ export const VIEWS = ["full", "merged"] as const;
 export type View = (typeof VIEWS)[number];
 
 /** Scope, provider and tier names are checked against the manifest, so an unknown one gets its own code. */
-const Identifier = v.pipe(v.string(), v.maxLength(64));
+const Identifier = v.pipe(v.string(), v.maxLength(MAX_IDENTIFIER_CHARS));
 
 export const SearchRequestSchema = v.strictObject({
   version: v.optional(v.literal(1)),
@@ -188,7 +189,7 @@ function problemOf(
 }
 
 function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number } {
-  const field = (issue.path ?? []).map((p) => String(p.key)).join(".");
+  const field = v.getDotPath(issue) ?? "";
   // valibot reports a missing required key as a strict_object issue too, with nothing received.
   if (issue.type === "strict_object" && issue.received === "undefined") {
     return field === "query"

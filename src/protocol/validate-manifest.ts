@@ -1,5 +1,5 @@
 /**
- * The manifest rules of design 3.1 that span fields. Each error names the provider and the field,
+ * The manifest rules that span fields (docs/protocol.md). Each error names the provider and the field,
  * so an operator can fix a manifest from the message alone.
  */
 import * as v from "valibot";
@@ -7,6 +7,9 @@ import { BUILTIN_NAMES, RESERVED_SCOPES } from "./codes.ts";
 import { MAX_MANIFEST_BYTES } from "./limits.ts";
 import { type Manifest, ManifestSchema, type ProviderSpec } from "./manifest-schema.ts";
 import { isRecord } from "./json-value.ts";
+import { endpointProblem } from "./url-policy.ts";
+
+export { endpointProblem, isLoopbackHost } from "./url-policy.ts";
 
 export type ManifestIssue = {
   /** The provider's name, when the problem belongs to one. */
@@ -109,45 +112,18 @@ export function validateManifest(input: unknown, options: ManifestOptions): Mani
   return { ok: true, manifest: { providers, tiers, default_tier: defaultTier } };
 }
 
-/** Why an endpoint may not be called, or null when it may. */
-export function endpointProblem(endpoint: string, allowLoopback: boolean): string | null {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    return "must be an absolute URL";
-  }
-  if (url.username !== "" || url.password !== "") {
-    return "must not carry credentials; use auth.secret to name a binding";
-  }
-  if (url.hash !== "") return "must not carry a fragment";
-  if (url.protocol === "https:") return null;
-  if (url.protocol !== "http:") return "must use https:";
-  if (!isLoopbackHost(url.hostname)) return "must use https: (http: is allowed only on loopback)";
-  if (!allowLoopback) {
-    return "is an http: loopback endpoint; set TRACEFETCH_ALLOW_LOOPBACK=1 to allow it";
-  }
-  return null;
-}
-
-/** `localhost`, 127.0.0.0/8 or [::1]: the only hosts plain http may reach. */
-export function isLoopbackHost(hostname: string): boolean {
-  if (hostname === "localhost" || hostname === "[::1]") return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
-
 function fail(field: string, message: string): ManifestResult {
   return { ok: false, issues: [{ field, message }] };
 }
 
 function shapeIssue(issue: v.BaseIssue<unknown>, input: unknown): ManifestIssue {
-  const keys = (issue.path ?? []).map((item) => String(item.key));
+  const [first, second] = issue.path ?? [];
   let provider: string | undefined;
-  if (keys[0] === "providers" && keys[1] !== undefined && isRecord(input)) {
-    const entry = Array.isArray(input.providers) ? input.providers[Number(keys[1])] : undefined;
+  if (first?.key === "providers" && second !== undefined && isRecord(input)) {
+    const entry = Array.isArray(input.providers) ? input.providers[Number(second.key)] : undefined;
     if (isRecord(entry) && typeof entry.name === "string") provider = entry.name;
   }
-  const field = keys.length > 0 ? keys.join(".") : "manifest";
+  const field = v.getDotPath(issue) || "manifest";
   // A missing required key is a strict_object issue too (with nothing received), so test it first.
   const message = issue.received === "undefined"
     ? "is required"

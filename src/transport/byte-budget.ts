@@ -1,4 +1,4 @@
-/** The decoded bytes one search may still read across all its attempts (design 3.3). */
+/** The decoded bytes one search may still read across all its attempts (docs/protocol.md). */
 export class ByteBudget {
   #remaining: number;
   constructor(total: number) {

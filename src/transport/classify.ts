@@ -1,15 +1,24 @@
 /**
- * The only place where something that went wrong becomes an attempt outcome (design 3.4).
+ * The only place where something that went wrong becomes an attempt outcome (docs/protocol.md,
+ * "Failing honestly" and "How every other failure is reported"): an HTTP status with or without an
+ * error body, a third-party API's status in a built-in or an example provider, a ProviderError
+ * thrown in process, a network error, a command provider's child that failed. One table maps a
+ * status to a provider-error code, one maps a code to an outcome; nothing else compares a status.
  *
  * Node's fetch (undici) reports failures as `TypeError("fetch failed")` with a `cause` carrying a
  * system or `UND_ERR_*` code; Deno and workerd report them as plain errors with a message. Both are
  * mapped here, explicitly, and nowhere else.
  */
-import type { AttemptCode, AttemptOutcome, TimeoutBudget } from "../protocol/codes.ts";
+import type {
+  AttemptCode,
+  AttemptOutcome,
+  ProviderErrorCode,
+  TimeoutBudget,
+} from "../protocol/codes.ts";
 import { MAX_PROVIDER_WAIT_MS } from "../protocol/limits.ts";
-import { PROVIDER_ERROR_STATUS, type ProviderErrorFields } from "../protocol/provider-wire.ts";
+import { ProviderError } from "../protocol/provider-contract.ts";
+import type { ProviderErrorFields } from "../protocol/provider-wire.ts";
 import { AttemptAbort } from "./attempt-abort.ts";
-import { ProviderError } from "./provider-client.ts";
 import { redact } from "./redact.ts";
 
 export type Failure = {
@@ -72,16 +81,7 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       message: `the HTTP client's own deadline fired (${code})`,
     };
   }
-  if (phase === "adapter" && error instanceof ProviderError) {
-    const body = {
-      code: error.code,
-      message: error.message,
-      ...(error.retryAfterMs === undefined ? {} : { retry_after_ms: error.retryAfterMs }),
-    };
-    const failure = classifyStatus(PROVIDER_ERROR_STATUS[error.code], body, null, "in process");
-    // The adapter knows better than a status code whether trying again can help (a rejected key cannot).
-    return error.retryable === undefined ? failure : { ...failure, retryable: error.retryable };
-  }
+  if (phase === "adapter" && error instanceof ProviderError) return classifyProviderError(error);
   if (phase === "adapter") {
     return failed("search_failed", "search_failed", true, `the built-in failed: ${text}`);
   }
@@ -149,70 +149,204 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
   );
 }
 
-/** Maps a non-2xx answer, with what its provider-error body validly says, to a failure. */
+/**
+ * What a status means in one third-party API beyond the table, as its documentation says: a rate
+ * limit (with the wait the API gives in its own way), or access only an operator can restore (a
+ * rejected key, spent credits, a feature the service does not enable), which no retry fixes.
+ */
+export type StatusMeaning =
+  | { means: "rate_limit"; retryAfterMs?: number | null | undefined }
+  | {
+    means: "access_refused";
+    /** What was refused, after the service's name: "rejected the API key". */
+    says: string;
+    /** What an operator should check: "check EXA_API_KEY". */
+    hint?: string | undefined;
+  };
+
+/** What came with a non-2xx status, for failureFromStatus. */
+export type StatusDetails = {
+  /** What a `tracefetch.provider-error.v1` body validly says (readProviderError), if any. */
+  body?: ProviderErrorFields | null | undefined;
+  /** The wait the answer's Retry-After header asks for (parseRetryAfter), if any. */
+  retryAfterMs?: number | null | undefined;
+  /** What this status means in this API beyond the table, when its documentation says so. */
+  meaning?: StatusMeaning | null | undefined;
+  /** Who answered, for the message: "exa", "SearXNG". */
+  who?: string | undefined;
+  /** A short quote of what the answer said; the body's message when absent. */
+  said?: string | undefined;
+};
+
+/**
+ * The one table from a non-2xx status to a ProviderError, for an adapter to throw: the error body's
+ * code when it has a valid one; else 429 is `rate_limited` with its wait, and anything else
+ * `search_failed`, retryable for 408 and 5xx and not for any other 4xx (the same request would be
+ * refused the same way). A body's `retryable: false` always holds.
+ */
+export function failureFromStatus(status: number, details: StatusDetails = {}): ProviderError {
+  const { code, retryable, retryAfterMs } = readStatus(status, details);
+  const said = details.said ?? details.body?.message ?? "";
+  const meaning = details.meaning;
+  const who = details.who ?? "the upstream";
+  const message = meaning?.means === "access_refused"
+    ? `${who} ${meaning.says} (HTTP ${status})${said ? `: ${said}` : ""}${
+      meaning.hint ? `; ${meaning.hint}` : ""
+    }`
+    : `${OUTCOMES[code].says(who, `HTTP ${status}`)}${said ? `: ${said}` : ""}`;
+  return new ProviderError(code, message, { retryable, retryAfterMs });
+}
+
+/** Maps a provider's non-2xx answer, with what its provider-error body validly says, to a failure. */
 export function classifyStatus(
   status: number,
   body: ProviderErrorFields | null,
   retryAfterHeaderMs: number | null,
-  /** Where the failure was reported: the HTTP status, or an in-process adapter. */
-  source = `HTTP ${status}`,
 ): Failure {
-  const said = body?.message ? `: ${redact(body.message)}` : "";
-  // The one place a provider's wait becomes the caller's: never negative, never past the cap.
-  const retryAfter = providerWait(body?.retry_after_ms) ?? providerWait(retryAfterHeaderMs);
-  const withWait = (f: Failure): Failure =>
-    retryAfter === undefined ? f : { ...f, retry_after_ms: retryAfter };
-  const code = body?.code ?? (status === 429 ? "rate_limited" : null);
-  switch (code) {
-    case "rate_limited":
-      return withWait(
-        failed(
-          "search_failed",
-          "rate_limited",
-          true,
-          `the provider is rate limiting (${source})${said}`,
-        ),
-      );
-    case "adapter_unavailable":
-      return withWait(
-        failed(
-          "adapter_unavailable",
-          "adapter_unavailable",
-          true,
-          `the provider says it is unavailable (${source})${said}`,
-        ),
-      );
-    case "invalid_request":
-      return failed(
-        "search_failed",
-        "invalid_request",
-        false,
-        `the provider refused the request (${source})${said}`,
-      );
-    case "unsupported_action":
-      return failed(
-        "search_failed",
-        "unsupported_action",
-        false,
-        `the provider does not support this action (${source})${said}`,
-      );
-    case "search_failed":
-    case null: {
-      const retryable = status >= 500 || status === 408;
-      return withWait(
-        failed(
-          "search_failed",
-          "search_failed",
-          retryable,
-          `the provider answered ${source}${said}`,
-        ),
-      );
-    }
-    default: {
-      const never: never = code;
-      throw new Error(`unhandled provider error code ${String(never)}`);
-    }
+  return fromReading(
+    readStatus(status, { body, retryAfterMs: retryAfterHeaderMs }),
+    body?.message ?? "",
+    `HTTP ${status}`,
+  );
+}
+
+/** Maps a ProviderError thrown in process to a failure, straight from its code: no status between. */
+export function classifyProviderError(error: ProviderError): Failure {
+  if (error instanceof NetworkFailure) return error.failure;
+  return fromReading(error, error.message, "in process");
+}
+
+/**
+ * A built-in's or an example provider's own call to its upstream failed on the way (no answer, or
+ * one that broke off). In process it is reported exactly as the HTTP transport reports its own
+ * (`dns_failure`, `connection_refused`, ...); served over HTTP, it travels as the provider-error
+ * code of its outcome.
+ */
+export class NetworkFailure extends ProviderError {
+  override name = "NetworkFailure";
+  constructor(readonly failure: Failure) {
+    super(
+      failure.outcome === "adapter_unavailable" ? "adapter_unavailable" : "search_failed",
+      failure.message,
+      { retryable: failure.retryable },
+    );
   }
+}
+
+/**
+ * A command provider's child that gave no answer: it could not start (`spawnError`, with the
+ * executable as the manifest wrote it), or it exited otherwise than with 0. A missing or unrunnable
+ * executable means the provider is not there: `adapter_unavailable`.
+ */
+export function commandFailure(
+  ended:
+    | { spawnError: unknown; command: string }
+    | { exitCode: number | null; killedBy: string | null; stderr: string },
+): ProviderError {
+  if ("spawnError" in ended) {
+    const code = (ended.spawnError as { code?: unknown } | null)?.code;
+    const exe = ended.command;
+    if (code === "ENOENT") {
+      return new ProviderError("adapter_unavailable", `the command ${exe} was not found (ENOENT)`);
+    }
+    if (code === "EACCES" || code === "ENOEXEC" || code === "EISDIR") {
+      return new ProviderError("adapter_unavailable", `the command ${exe} cannot be run (${code})`);
+    }
+    const detail = typeof code === "string" ? code : "spawn failed";
+    return new ProviderError("search_failed", `the command ${exe} could not start (${detail})`);
+  }
+  const how = ended.exitCode === null ? `killed by ${ended.killedBy}` : `exit ${ended.exitCode}`;
+  return new ProviderError("search_failed", ended.stderr ? `${how}: ${ended.stderr}` : how);
+}
+
+/** What a status and what came with it say, before it is a ProviderError or a failure. */
+type Reading = {
+  code: ProviderErrorCode;
+  retryable?: boolean | undefined;
+  retryAfterMs?: number | undefined;
+};
+
+function readStatus(status: number, details: StatusDetails): Reading {
+  const { body, meaning } = details;
+  const limited = meaning?.means === "rate_limit";
+  const refused = meaning?.means === "access_refused";
+  const code: ProviderErrorCode = body?.code ??
+    (limited || status === 429
+      ? "rate_limited"
+      : refused
+      ? "adapter_unavailable"
+      : "search_failed");
+  // 408 says the server gave up waiting and a 5xx that it failed: either may pass. Any other 4xx
+  // refused this very request, and the same request would be refused again.
+  const mayPass = status >= 500 || status === 408;
+  const retryable = body?.retryable === false || refused || (code === "search_failed" && !mayPass)
+    ? false
+    : undefined;
+  const retryAfterMs = body?.retry_after_ms ??
+    (limited ? meaning.retryAfterMs : undefined) ??
+    details.retryAfterMs ??
+    undefined;
+  return { code, retryable, retryAfterMs };
+}
+
+/**
+ * The one table from a provider-error code to an attempt: its outcome, whether trying again may
+ * help (a `retryable: false` from the provider can only lower it), whether a wait applies, and how
+ * the message opens.
+ */
+const OUTCOMES: Record<
+  ProviderErrorCode,
+  {
+    outcome: Failure["outcome"];
+    retryable: boolean;
+    waits: boolean;
+    says: (who: string, source: string) => string;
+  }
+> = {
+  rate_limited: {
+    outcome: "search_failed",
+    retryable: true,
+    waits: true,
+    says: (who, source) => `${who} is rate limiting (${source})`,
+  },
+  adapter_unavailable: {
+    outcome: "adapter_unavailable",
+    retryable: true,
+    waits: true,
+    says: (who, source) => `${who} says it is unavailable (${source})`,
+  },
+  invalid_request: {
+    outcome: "search_failed",
+    retryable: false,
+    waits: false,
+    says: (who, source) => `${who} refused the request (${source})`,
+  },
+  unsupported_action: {
+    outcome: "search_failed",
+    retryable: false,
+    waits: false,
+    says: (who, source) => `${who} does not support this action (${source})`,
+  },
+  search_failed: {
+    outcome: "search_failed",
+    retryable: true,
+    waits: true,
+    says: (who, source) => `${who} answered ${source}`,
+  },
+};
+
+function fromReading(reading: Reading, message: string, source: string): Failure {
+  const row = OUTCOMES[reading.code];
+  const said = message ? `: ${redact(message)}` : "";
+  const failure = failed(
+    row.outcome,
+    reading.code,
+    row.retryable && reading.retryable !== false,
+    `${row.says("the provider", source)}${said}`,
+  );
+  // The one place a provider's wait becomes the caller's: never negative, never past the cap.
+  const wait = row.waits ? providerWait(reading.retryAfterMs) : undefined;
+  return wait === undefined ? failure : { ...failure, retry_after_ms: wait };
 }
 
 /** A 2xx answer the gateway cannot use. Never retryable: the same request gets the same answer. */
@@ -232,7 +366,7 @@ const HTTP_DATE = /^(mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s/i;
 /**
  * Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date, as milliseconds from now;
  * null when it is neither. Delay-seconds of any length come back as a safe integer: past what one
- * holds, the wait is only "too long", which the cap in classifyStatus turns into its maximum.
+ * holds, the wait is only "too long", which the classifier's cap turns into its maximum.
  */
 export function parseRetryAfter(value: string | null, nowMs: number): number | null {
   if (value === null) return null;

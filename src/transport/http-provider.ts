@@ -1,13 +1,12 @@
 /**
- * A remote provider over the HTTP provider protocol (design 3.2): one POST, no redirects, a bounded
- * body, strict UTF-8, strict schema, and the identity check.
+ * A remote provider over the HTTP provider protocol (docs/protocol.md): one POST, no redirects, a
+ * bounded body, strict UTF-8, strict schema, and the identity check.
  */
-import * as v from "valibot";
-import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import { checkProviderAnswer } from "../protocol/check-provider-answer.ts";
+import { MAX_ERROR_BODY_BYTES, MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import {
   PROVIDER_REQUEST_VERSION,
   type ProviderRequest,
-  ProviderResponseSchema,
   readProviderError,
 } from "../protocol/provider-wire.ts";
 import { decodeUtf8, readBounded } from "./bounded-reader.ts";
@@ -15,8 +14,7 @@ import { classifyStatus, classifyThrown, parseRetryAfter, protocolError } from "
 import type { ProviderCall, ProviderClient, TransportResult } from "./provider-client.ts";
 import { parseJson } from "../protocol/json-value.ts";
 
-/** A failing provider's error body is read only this far: enough for a code and a message. */
-export const MAX_ERROR_BODY_BYTES = 65_536;
+export { MAX_ERROR_BODY_BYTES } from "../protocol/limits.ts";
 
 /** What a provider's answer must be labelled: application/json or a +json type. */
 export const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i;
@@ -157,33 +155,9 @@ async function readAnswer(
         ),
       );
   }
-  const text = decodeUtf8(read.bytes);
-  if (text === null) return fail(protocolError("invalid_utf8", "the body is not valid UTF-8"));
-  const json = parseJson(text);
-  if (json === undefined) return fail(protocolError("invalid_json", "the body is not JSON"));
-  const parsed = v.safeParse(ProviderResponseSchema, json);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const at = issue?.path?.map((p) => String(p.key)).join(".") || "body";
-    const what = issue?.type === "strict_object"
-      ? "is not a field of version 1"
-      : issue?.message ?? "is invalid";
-    return fail(
-      protocolError(
-        "schema_violation",
-        `the answer does not match tracefetch.provider-response.v1: ${at} ${what}`,
-      ),
-    );
-  }
-  const answer = parsed.output;
-  if (answer.provider !== o.name || answer.scope !== o.scope) {
-    return fail(
-      protocolError(
-        "identity_mismatch",
-        `the answer claims provider "${answer.provider}" scope "${answer.scope}", but the manifest declares "${o.name}" scope "${o.scope}"`,
-      ),
-    );
-  }
+  const checked = checkProviderAnswer(decodeUtf8(read.bytes), { name: o.name, scope: o.scope });
+  if (!checked.ok) return fail(protocolError(checked.code, checked.message));
+  const { answer } = checked;
   return { kind: "answer", candidates: answer.candidates, warnings: answer.warnings ?? [] };
 }
 

@@ -2,13 +2,9 @@
  * A built-in provider called in process. The same honesty as over HTTP: a thrown error is a failed
  * search, a deadline is a timeout, and the adapter's answer is sanitised by the core like any other.
  */
+import type { SearchAdapter } from "../protocol/provider-contract.ts";
 import { classifyThrown } from "./classify.ts";
-import type {
-  ProviderCall,
-  ProviderClient,
-  SearchAdapter,
-  TransportResult,
-} from "./provider-client.ts";
+import type { ProviderCall, ProviderClient, TransportResult } from "./provider-client.ts";
 
 export function inProcessProvider(adapter: SearchAdapter): ProviderClient {
   return { call: (call) => callAdapter(adapter, call) };

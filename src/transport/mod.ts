@@ -5,14 +5,17 @@
  *
  * Invariants:
  * - A failure never becomes a success with no candidates.
- * - No byte past the cap is read; the body is cancelled at the cap, and every byte read is charged
- *   to the search's budget.
- * - Redirects are never followed and no URL is built from input: only manifest endpoints are called.
- * - `classify.ts` is the only place an error becomes an outcome.
+ * - No byte past the cap is read; the body is cancelled at the cap. Every byte read from a remote
+ *   provider is charged to the search's budget; a built-in's upstream answers are bounded one by
+ *   one and not charged (an adapter is given no budget).
+ * - Redirects are never followed and no URL is built from input: only manifest endpoints and
+ *   configured base URLs are called, each under the one URL policy (src/protocol/url-policy.ts).
+ * - `classify.ts` is the only place an error or a status becomes an outcome.
  * - Messages shown to callers are redacted and bounded, and never name an endpoint.
  */
 export * from "./attempt-abort.ts";
 export * from "./byte-budget.ts";
+export * from "./bounded-fetch.ts";
 export * from "./bounded-reader.ts";
 export * from "./classify.ts";
 export * from "./corpus-adapter.ts";

@@ -2,7 +2,6 @@
  * The one interface every transport implements: a built-in in process and a remote provider over
  * HTTP are called the same way and answer the same way.
  */
-import type { ProviderErrorCode } from "../protocol/codes.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import type { ByteBudget } from "./byte-budget.ts";
 import type { Failure } from "./classify.ts";
@@ -43,37 +42,12 @@ export interface ProviderClient {
   call(call: ProviderCall): Promise<TransportResult>;
 }
 
-/** What an adapter answers: candidates (possibly none: an honest empty) and optional warnings. */
-export type SearchAnswer = {
-  candidates: WireCandidate[];
-  warnings?: string[];
-  cost_micros?: number;
-};
-
 /**
- * What a provider author implements once; it runs in process as a built-in and over HTTP through
- * serveProvider. Throwing means the search failed (throw a ProviderError to say how); an empty list
- * means an honest empty.
+ * The author contract lives with the protocol; these names stay importable from here only for the
+ * modules that have not moved to src/protocol/provider-contract.ts yet.
  */
-export interface SearchAdapter {
-  readonly name: string;
-  readonly scope: string;
-  search(request: { query: string; limit: number }, signal: AbortSignal): Promise<SearchAnswer>;
-}
-
-/**
- * Thrown by an adapter to fail with a code of the provider protocol (design 3.2), e.g. a rate
- * limit with its wait; any other error is `search_failed`.
- */
-export class ProviderError extends Error {
-  override name = "ProviderError";
-  constructor(
-    readonly code: ProviderErrorCode,
-    message: string,
-    readonly retryAfterMs?: number,
-    /** Overrides the code's usual retryability, e.g. false for a rejected key. */
-    readonly retryable?: boolean,
-  ) {
-    super(message);
-  }
-}
+export {
+  ProviderError,
+  type SearchAdapter,
+  type SearchAnswer,
+} from "../protocol/provider-contract.ts";

@@ -85,6 +85,11 @@ const SECRET_KEYS = [
   "privatekey",
 ];
 /**
+ * A metadata key that names a secret, in any case: the words above, so the sanitiser removes
+ * exactly the keys whose values `redact` hides after `key=`.
+ */
+export const SECRET_KEY = new RegExp(SECRET_KEYS.join("|"), "i");
+/**
  * The rest of a key name after the secret word (`_id` in `token_id`). Bounded, so a long word costs a
  * fixed amount; each step ends on a visible character, so it never competes with `KEY_SEP` for an
  * invisible run.

@@ -2,19 +2,32 @@
  * One call to a third-party JSON API, as the `exa` and `github` built-ins and the example providers
  * that bridge one (searxng, papers) make it: no redirects, a bounded and strictly decoded JSON
  * body, and every failure but the caller's own deadline or departure thrown as a ProviderError with
- * a code (design 3.4), never an empty success. A non-2xx status is mapped by the caller, who knows
- * its API's statuses; an upstream message is quoted short and redacted, and no message names the
+ * a code, never an empty success. A non-2xx status goes through the classifier's one table
+ * (failureFromStatus); a caller that knows more about its API's statuses says what they mean, never
+ * which code they get. An upstream message is quoted short and redacted, and no message names the
  * upstream host.
  *
  * Web APIs only: the same code runs on Node, Deno and Workers.
  */
 import * as v from "valibot";
-import { DEFAULT_PROVIDER_TIMEOUT_SECONDS, MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
-import { endpointProblem } from "../protocol/validate-manifest.ts";
+import {
+  DEFAULT_PROVIDER_TIMEOUT_SECONDS,
+  MAX_ERROR_BODY_BYTES,
+  MAX_PROVIDER_BODY_BYTES,
+  MAX_QUOTED_CHARS,
+} from "../protocol/limits.ts";
+import { ProviderError } from "../protocol/provider-contract.ts";
+import { readProviderError } from "../protocol/provider-wire.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
 import { decodeUtf8, readBounded } from "./bounded-reader.ts";
-import { classifyThrown, parseRetryAfter } from "./classify.ts";
-import { JSON_CONTENT_TYPE, MAX_ERROR_BODY_BYTES } from "./http-provider.ts";
-import { ProviderError } from "./provider-client.ts";
+import {
+  classifyThrown,
+  failureFromStatus,
+  NetworkFailure,
+  parseRetryAfter,
+  type StatusMeaning,
+} from "./classify.ts";
+import { JSON_CONTENT_TYPE } from "./http-provider.ts";
 import { redact } from "./redact.ts";
 import { parseJson } from "../protocol/json-value.ts";
 
@@ -24,9 +37,6 @@ import { parseJson } from "../protocol/json-value.ts";
  * it when nothing does. A built-in needs none: its attempt's deadline always fires.
  */
 export const UPSTREAM_TIMEOUT_MS = DEFAULT_PROVIDER_TIMEOUT_SECONDS * 1_000;
-
-/** How much of an upstream error message we quote: enough for "Bad credentials", not a page. */
-const MAX_QUOTED_CHARS = 160;
 
 export type Upstream = {
   /** Names the service in messages, e.g. "SearXNG" or "github search/issues". */
@@ -64,19 +74,26 @@ export type UpstreamRequest = {
 /** A GET that asks for JSON: all a bridged API needs beyond its URL. */
 export const GET_JSON: UpstreamRequest = { method: "GET", headers: { accept: "application/json" } };
 
-/** A non-2xx answer, for the caller to map to a ProviderError by its API's documented statuses. */
+/** A non-2xx answer, for a caller that knows what its API's statuses mean. */
 export type Refusal = {
   status: number;
   headers: Headers;
   /** The error body parsed as JSON; null when there is none, it is too large, or it is not JSON. */
   body: unknown;
-  /** The body's `message` (else `error`) string as a quote to append (`: …`); "" when none. */
+  /** The body's `message` (else `error`) string, quoted short and redacted; "" when none. */
   said: string;
   /** The Retry-After wait in milliseconds, when the answer carried one. */
   wait: number | undefined;
 };
 
-export type StatusFailure = (refusal: Refusal) => ProviderError;
+/** What a caller reads in a refusal: what the status means in its API, and what to quote. */
+export type RefusalReading = {
+  meaning?: StatusMeaning | null | undefined;
+  /** Replaces the quote of `message`/`error`, e.g. with an API's own error tag in front. */
+  said?: string | undefined;
+};
+
+export type ReadRefusal = (refusal: Refusal) => RefusalReading;
 
 /**
  * Sends one request and returns its 2xx body parsed as JSON; anything else throws a ProviderError.
@@ -88,7 +105,7 @@ export async function callJson(
   url: string | URL,
   request: UpstreamRequest,
   signal: AbortSignal,
-  failure: StatusFailure,
+  read?: ReadRefusal,
 ): Promise<unknown> {
   const deadline = up.timeoutMs === null ? null : AbortSignal.timeout(up.timeoutMs);
   const both = deadline === null ? signal : AbortSignal.any([signal, deadline]);
@@ -106,11 +123,20 @@ export async function callJson(
       throw new ProviderError(
         "search_failed",
         `${up.label} answered a redirect (HTTP ${response.status}), which is never followed; check the base URL`,
-        undefined,
-        false,
+        { retryable: false },
       );
     }
-    if (!response.ok) throw failure(await refusal(up, response, both));
+    if (!response.ok) {
+      const refused = await refusal(up, response, both);
+      const reading = read?.(refused) ?? {};
+      throw failureFromStatus(refused.status, {
+        who: up.label,
+        said: reading.said ?? refused.said,
+        body: readProviderError(refused.body),
+        retryAfterMs: refused.wait,
+        meaning: reading.meaning,
+      });
+    }
     return await readJson(up, response);
   } catch (error) {
     if (error instanceof ProviderError) throw error;
@@ -126,57 +152,29 @@ export function checkShape<S extends v.GenericSchema>(
 ): v.InferOutput<S> {
   const parsed = v.safeParse(schema, json);
   if (parsed.success) return parsed.output;
-  const issue = parsed.issues[0];
-  const at = issue?.path?.map((p) => String(p.key)).join(".") || "body";
-  const what = issue?.received === "undefined" ? "is missing" : `is invalid (${issue?.message})`;
+  const [issue] = parsed.issues;
+  const at = v.getDotPath(issue) || "body";
+  const what = issue.received === "undefined" ? "is missing" : `is invalid (${issue.message})`;
   // The same request would get the same malformed answer: not worth retrying.
-  throw new ProviderError(
-    "search_failed",
-    `${label} answered an unexpected shape: ${at} ${what}`,
-    undefined,
-    false,
-  );
+  throw new ProviderError("search_failed", `${label} answered an unexpected shape: ${at} ${what}`, {
+    retryable: false,
+  });
 }
 
 /** The failure for a 2xx answer that is not the service's JSON; a retry would get the same. */
 export function notJson(label: string, why: string): ProviderError {
-  return new ProviderError("search_failed", notJsonMessage(label, why), undefined, false);
-}
-
-/**
- * The statuses every JSON API shares: 429 is a rate limit (with its wait), 408 and 5xx are failures
- * worth retrying (with a wait when given), and any other 4xx means this request was refused.
- */
-export function commonStatusFailure(label: string): StatusFailure {
-  return ({ status, said, wait }) => {
-    if (status === 429) {
-      return new ProviderError("rate_limited", `${label} is rate limiting (HTTP 429)${said}`, wait);
-    }
-    // 408 says the upstream gave up waiting, not that the request was wrong.
-    if (status >= 400 && status < 500 && status !== 408) {
-      return new ProviderError(
-        "invalid_request",
-        `${label} refused the request (HTTP ${status})${said}`,
-      );
-    }
-    return new ProviderError("search_failed", `${label} answered HTTP ${status}${said}`, wait);
-  };
+  return new ProviderError("search_failed", notJsonMessage(label, why), { retryable: false });
 }
 
 /** A short, redacted quote of an upstream error message, or "" when there is none. */
 export function quote(message: unknown): string {
   if (typeof message !== "string" || message.trim() === "") return "";
-  return `: ${redact(message, MAX_QUOTED_CHARS)}`;
+  return redact(message, MAX_QUOTED_CHARS);
 }
 
-/**
- * Why a base URL may not be called, or null when it may: a manifest endpoint's rules (https, or
- * http on loopback when allowed; no credentials or fragment), and no query, which paths and
- * parameters would be appended to.
- */
+/** Why a base URL may not be called, or null when it may: the URL policy for a base URL. */
 export function baseUrlProblem(raw: string, allowLoopback: boolean): string | null {
-  return endpointProblem(raw, allowLoopback) ??
-    (new URL(raw).search !== "" ? "must not carry a query" : null);
+  return endpointProblem(raw, allowLoopback, "base");
 }
 
 async function refusal(up: Upstream, response: Response, signal: AbortSignal): Promise<Refusal> {
@@ -237,8 +235,10 @@ function notJsonMessage(label: string, why: string): string {
 }
 
 /**
- * A thrown network error as a ProviderError, with the error's code only: its text names the
- * upstream host and port. The caller's deadline or departure is returned untouched.
+ * A thrown network error as the HTTP transport classifies it (so a built-in whose upstream does not
+ * resolve is `dns_failure`, as a remote provider would be), its message naming the error's code
+ * only: its text names the upstream host and port. The caller's deadline or departure is returned
+ * untouched, for the transport to report as such.
  */
 function thrown(
   up: Upstream,
@@ -253,12 +253,9 @@ function thrown(
       `${up.label} did not answer within ${(up.timeoutMs ?? 0) / 1_000} s`,
     );
   }
+  if (signal.aborted) return error;
   const failure = classifyThrown(error, phase, signal);
-  if (failure.outcome === "cancelled" || failure.outcome === "timeout") return error;
-  return new ProviderError(
-    failure.outcome === "adapter_unavailable" ? "adapter_unavailable" : "search_failed",
-    `${up.label}: ${failure.message}`,
-  );
+  return new NetworkFailure({ ...failure, message: redact(`${up.label}: ${failure.message}`) });
 }
 
 async function discard(response: Response): Promise<void> {

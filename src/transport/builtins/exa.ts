@@ -6,12 +6,20 @@
 import * as v from "valibot";
 import { MAX_SNIPPET_CHARS } from "../../protocol/limits.ts";
 import type { WireCandidate } from "../../protocol/provider-wire.ts";
-import { ProviderError, type SearchAdapter } from "../provider-client.ts";
-import { callJson, checkShape, quote, type Refusal, upstream } from "../upstream.ts";
+import type { SearchAdapter } from "../../protocol/provider-contract.ts";
+import type { StatusMeaning } from "../classify.ts";
+import {
+  callJson,
+  checkShape,
+  quote,
+  type Refusal,
+  type RefusalReading,
+  upstream,
+} from "../upstream.ts";
 
 export const EXA_DEFAULT_BASE_URL = "https://api.exa.ai";
 
-/** Highlight text asked per result: enough to fill a snippet (design 3.3), no more to read. */
+/** Highlight text asked per result: enough to fill a snippet, no more to read. */
 export const EXA_HIGHLIGHT_CHARS = MAX_SNIPPET_CHARS;
 
 /** Exa reports cost in dollars; the gateway counts micro-dollars. */
@@ -80,7 +88,7 @@ export function exaAdapter(options: ExaOptions): SearchAdapter {
           }),
         },
         signal,
-        exaFailure,
+        readExaRefusal,
       );
       const answer = checkShape("exa", json, ExaResponseSchema);
       const total = answer.costDollars?.total;
@@ -116,47 +124,23 @@ function toCandidate(r: v.InferOutput<typeof ExaResultSchema>): WireCandidate {
 }
 
 /**
- * Exa's documented statuses (400, 401, 402, 403, 429, 5xx) as provider error codes. A rejected key,
- * spent credits and a plan without access are `adapter_unavailable`: the provider cannot serve this
- * gateway until an operator acts, whatever the query.
+ * Exa's documented statuses (400, 401, 402, 403, 429, 5xx) that mean more than the common table
+ * says: a rejected key, spent credits and a plan without access leave the provider unable to serve
+ * this gateway until an operator acts, whatever the query.
  */
-function exaFailure({ status, body, wait }: Refusal): ProviderError {
+const EXA_STATUS_MEANINGS: Readonly<Record<number, StatusMeaning>> = {
+  401: { means: "access_refused", says: "rejected the API key", hint: "check EXA_API_KEY" },
+  402: { means: "access_refused", says: "says the credits or this key's budget are spent" },
+  403: { means: "access_refused", says: "refused this key access" },
+};
+
+/** Exa's error body (`error`, and a `tag` naming the kind of error) and what its status means. */
+function readExaRefusal({ status, body }: Refusal): RefusalReading {
   const parsed = v.safeParse(ExaErrorSchema, body);
   const tag = parsed.success && typeof parsed.output.tag === "string" &&
       /^[A-Z0-9_]{1,64}$/.test(parsed.output.tag)
-    ? ` [${parsed.output.tag}]`
+    ? `[${parsed.output.tag}]`
     : "";
-  const said = `${tag}${parsed.success ? quote(parsed.output.error) : ""}`;
-  if (status === 429) {
-    return new ProviderError("rate_limited", `exa answered HTTP 429${said}`, wait);
-  }
-  if (status === 401) {
-    return new ProviderError(
-      "adapter_unavailable",
-      `exa rejected the API key (HTTP 401)${said}; check EXA_API_KEY`,
-      undefined,
-      false,
-    );
-  }
-  if (status === 402) {
-    return new ProviderError(
-      "adapter_unavailable",
-      `exa's credits or this key's budget are spent (HTTP 402)${said}`,
-      undefined,
-      false,
-    );
-  }
-  if (status === 403) {
-    return new ProviderError(
-      "adapter_unavailable",
-      `exa refused this key access (HTTP 403)${said}`,
-      undefined,
-      false,
-    );
-  }
-  // 408 says Exa gave up waiting, not that the request was wrong (as for remote providers).
-  if (status >= 400 && status < 500 && status !== 408) {
-    return new ProviderError("invalid_request", `exa refused the request (HTTP ${status})${said}`);
-  }
-  return new ProviderError("search_failed", `exa answered HTTP ${status}${said}`);
+  const said = [tag, parsed.success ? quote(parsed.output.error) : ""].filter((p) => p !== "");
+  return { meaning: EXA_STATUS_MEANINGS[status] ?? null, said: said.join(" ") };
 }

@@ -5,8 +5,20 @@
  */
 import * as v from "valibot";
 import type { WireCandidate } from "../../protocol/provider-wire.ts";
-import { ProviderError, type SearchAdapter, type SearchAnswer } from "../provider-client.ts";
-import { callJson, checkShape, quote, type Refusal, upstream } from "../upstream.ts";
+import {
+  ProviderError,
+  type SearchAdapter,
+  type SearchAnswer,
+} from "../../protocol/provider-contract.ts";
+import type { StatusMeaning } from "../classify.ts";
+import {
+  callJson,
+  checkShape,
+  quote,
+  type Refusal,
+  type RefusalReading,
+  upstream,
+} from "../upstream.ts";
 
 export const GITHUB_DEFAULT_BASE_URL = "https://api.github.com";
 
@@ -99,7 +111,7 @@ export function githubAdapter(options: GithubOptions): SearchAdapter {
         },
       },
       signal,
-      (refusal) => githubFailure(up.label, refusal, up.now()),
+      (refusal) => readGithubRefusal(refusal, up.now()),
     );
     return checkShape(up.label, json, schema);
   }
@@ -200,53 +212,49 @@ function mostTelling(failures: unknown[]): unknown {
 }
 
 /**
- * GitHub's statuses as provider error codes. A 403 or 429 is a rate limit when GitHub says so
- * (Retry-After, `x-ratelimit-remaining: 0`, or a message naming a rate limit) and waits as its
- * documentation asks; any other 403, and a 401, mean the token cannot be used: an operator must act.
+ * What GitHub's statuses mean beyond the common table. GitHub answers a rate limit with 403 or 429;
+ * a 403 is one only when GitHub says so (Retry-After, `x-ratelimit-remaining: 0`, or a message
+ * naming a rate limit), and otherwise, like a 401, means the token cannot be used: an operator must
+ * act.
  */
-function githubFailure(
-  label: string,
+const GITHUB_STATUSES: Readonly<
+  Record<number, { limit: "always" | "when_said" | "never"; refused?: StatusMeaning }>
+> = {
+  401: {
+    limit: "never",
+    refused: { means: "access_refused", says: "rejected the token", hint: "check GITHUB_TOKEN" },
+  },
+  403: {
+    limit: "when_said",
+    refused: {
+      means: "access_refused",
+      says: "refused the token access",
+      hint: "check GITHUB_TOKEN's permissions",
+    },
+  },
+  429: { limit: "always" },
+};
+
+/** GitHub's error body (`message`), its rate-limit headers, and what its status means. */
+function readGithubRefusal(
   { status, headers, body, wait: retryAfter }: Refusal,
   nowMs: number,
-): ProviderError {
+): RefusalReading {
   const parsed = v.safeParse(GithubErrorSchema, body);
   const message = parsed.success ? parsed.output.message : undefined;
   const said = quote(message);
-  if (status === 403 || status === 429) {
-    const reset = numberHeader(headers, "x-ratelimit-reset");
-    const wait = retryAfter ??
-      (numberHeader(headers, "x-ratelimit-remaining") === 0 && reset !== null
-        ? Math.max(0, Math.ceil(reset * 1000 - nowMs))
-        : null) ??
-      (status === 429 || (typeof message === "string" && /rate limit/i.test(message))
-        ? GITHUB_SECONDARY_LIMIT_WAIT_MS
-        : null);
-    if (wait !== null) {
-      return new ProviderError("rate_limited", `${label} answered HTTP ${status}${said}`, wait);
-    }
-    return new ProviderError(
-      "adapter_unavailable",
-      `${label} refused the token access (HTTP 403)${said}; check GITHUB_TOKEN's permissions`,
-      undefined,
-      false,
-    );
-  }
-  if (status === 401) {
-    return new ProviderError(
-      "adapter_unavailable",
-      `${label} rejected the token (HTTP 401)${said}; check GITHUB_TOKEN`,
-      undefined,
-      false,
-    );
-  }
-  // 408 says GitHub gave up waiting, not that the request was wrong (as for remote providers).
-  if (status >= 400 && status < 500 && status !== 408) {
-    return new ProviderError(
-      "invalid_request",
-      `${label} refused the query (HTTP ${status})${said}`,
-    );
-  }
-  return new ProviderError("search_failed", `${label} answered HTTP ${status}${said}`);
+  const known = GITHUB_STATUSES[status];
+  if (known === undefined || known.limit === "never") return { meaning: known?.refused, said };
+  const reset = numberHeader(headers, "x-ratelimit-reset");
+  const wait = retryAfter ??
+    (numberHeader(headers, "x-ratelimit-remaining") === 0 && reset !== null
+      ? Math.max(0, Math.ceil(reset * 1000 - nowMs))
+      : null) ??
+    (known.limit === "always" || (typeof message === "string" && /rate limit/i.test(message))
+      ? GITHUB_SECONDARY_LIMIT_WAIT_MS
+      : null);
+  if (wait !== null) return { meaning: { means: "rate_limit", retryAfterMs: wait }, said };
+  return { meaning: known.refused, said };
 }
 
 /** The number a header holds, or null when it is absent or not a non-negative number. */

@@ -1,0 +1,209 @@
+// The import check (`npm run check:imports`, and tests/import-check.test.ts): no cycle, type-only
+// imports included, and every import points to its own layer or a lower one. The layer order is
+// written once, in LAYERS below; every layer rule is generated from it. docs/architecture.md
+// ("Layers and the import check") explains the order.
+
+/**
+ * @typedef {object} Layer
+ * @property {string} name What the layer is, for the rule names and messages.
+ * @property {string[]} folders Folders of the layer, relative to the repository root. A folder
+ *   that does not exist yet is covered as soon as it appears.
+ * @property {boolean} [siblingsImportEachOther] Whether the folders of this layer may import one
+ *   another. Without it, folders that share a rank stay independent of each other.
+ * @property {string[]} [onlyImports] When set, the only folders of this repository the layer may
+ *   import besides its own (npm packages stay allowed).
+ */
+
+/**
+ * Top to bottom: an import may point to its own layer or a lower one, never a higher one.
+ * @type {Layer[]}
+ */
+export const LAYERS = [
+  {
+    name: "composition roots",
+    folders: ["src/runtime", "src/cli", "scripts", "bin"],
+    siblingsImportEachOther: true,
+  },
+  {
+    name: "example providers",
+    folders: ["providers"],
+    onlyImports: ["src/kit", "src/protocol"],
+  },
+  { name: "http", folders: ["src/http"] },
+  { name: "gateway", folders: ["src/gateway"] },
+  { name: "builtins", folders: ["src/builtins"] },
+  { name: "kit", folders: ["src/kit"] },
+  { name: "envelope and auth", folders: ["src/envelope", "src/auth"] },
+  { name: "core", folders: ["src/core"] },
+  { name: "transport", folders: ["src/transport"] },
+  { name: "protocol", folders: ["src/protocol"] },
+];
+
+/**
+ * The only places under src/ that may import a Node-only module (`node:*`, a bare Node builtin,
+ * or an npm package in NODE_ONLY_PACKAGES). Everything else under src/ runs on Workers too.
+ */
+export const NODE_ALLOWED = ["src/runtime", "src/cli", "src/kit/node"];
+
+/** npm packages that only run on Node. */
+export const NODE_ONLY_PACKAGES = ["undici", "@hono/node-server", "tsx"];
+
+/**
+ * Where a full-text search engine may be imported: built-ins and example providers rank their
+ * own documents; the transport only reaches providers, and the core only fuses what they return.
+ */
+export const ENGINE_PACKAGES = ["minisearch"];
+export const ENGINE_ALLOWED = ["src/builtins", "providers"];
+
+/** The folders the check reads; the `check:imports` script in package.json names the same. */
+export const CHECKED = ["src", "providers", "scripts", "bin"];
+
+const escape = (/** @type {string} */ text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/** A rule-name fragment: "envelope and auth" becomes "envelope-and-auth", "src/kit" "kit". */
+const slug = (/** @type {string} */ text) =>
+  text.replace(/^src\//, "").replace(/[^a-z0-9]+/gi, "-").toLowerCase();
+
+/** A path pattern matching any module inside one of the folders. */
+const under = (/** @type {string[]} */ folders) => `^(${folders.map(escape).join("|")})(/|$)`;
+
+/** A pattern matching an npm package's files (also when it is resolved through a nested folder). */
+const packages = (/** @type {string[]} */ names) =>
+  `(^|/)node_modules/(${names.map(escape).join("|")})/`;
+
+/**
+ * A path pattern matching a folder or the file of the same name, so the kit's Node part may be
+ * `src/kit/node/` or `src/kit/node.ts`.
+ * @param {string[]} folders
+ */
+const underOrFile = (folders) => `^(${folders.map(escape).join("|")})(/|\\.ts$)`;
+
+/** @returns {import("dependency-cruiser").IForbiddenRuleType[]} */
+function layerRules() {
+  const rules = [];
+  LAYERS.forEach((layer, rank) => {
+    const higher = LAYERS.slice(0, rank).flatMap((above) => above.folders);
+    if (higher.length > 0) {
+      rules.push({
+        name: `layer:${slug(layer.name)}-imports-no-higher-layer`,
+        comment: `${layer.name} is rank ${rank + 1} of ${LAYERS.length}; ` +
+          "an import points to its own layer or a lower one (LAYERS in .dependency-cruiser.mjs).",
+        severity: "error",
+        from: { path: under(layer.folders) },
+        to: { path: under(higher) },
+      });
+    }
+    if (!layer.siblingsImportEachOther && layer.folders.length > 1) {
+      for (const folder of layer.folders) {
+        rules.push({
+          name: `layer:${slug(folder)}-imports-no-sibling`,
+          comment: `${
+            layer.folders.join(" and ")
+          } share a rank and stay independent of each other.`,
+          severity: "error",
+          from: { path: under([folder]) },
+          to: { path: under(layer.folders.filter((other) => other !== folder)) },
+        });
+      }
+    }
+    if (layer.onlyImports) {
+      rules.push({
+        name: `layer:${slug(layer.name)}-imports-only-${layer.onlyImports.map(slug).join("-and-")}`,
+        comment: `${layer.name} import only ${layer.onlyImports.join(", ")} from this repository ` +
+          "(and npm packages).",
+        severity: "error",
+        from: { path: under(layer.folders) },
+        // Higher layers are the rule above's; this one names the lower layers left out.
+        to: {
+          path: under(LAYERS.slice(rank + 1).flatMap((below) => below.folders)),
+          pathNot: under(layer.onlyImports),
+        },
+      });
+    }
+  });
+  return rules;
+}
+
+const layered = LAYERS.flatMap((layer) => layer.folders);
+
+/** @type {import("dependency-cruiser").IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "No module reaches itself again, type-only imports included.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    ...layerRules(),
+    {
+      name: "layer:every-src-folder-has-a-layer",
+      comment: "A folder under src/ that is missing from LAYERS has no place in the order yet.",
+      severity: "error",
+      from: { path: "^src/", pathNot: under(layered) },
+      to: {},
+    },
+    {
+      name: "layer:imports-only-layered-src",
+      comment: "A module under src/ that is missing from LAYERS has no place in the order yet.",
+      severity: "error",
+      from: {},
+      to: { path: "^src/", pathNot: under(layered) },
+    },
+    {
+      name: "providers:each-stays-in-its-folder",
+      comment: "An example provider imports its own files (and providers/shared), not another's.",
+      severity: "error",
+      from: { path: "^providers/([^/]+)/" },
+      to: { path: "^providers/", pathNot: "^providers/($1|shared)/" },
+    },
+    {
+      name: "node-only:builtins",
+      comment: "Node builtins only in " + NODE_ALLOWED.join(", ") +
+        ": the rest of src/ also runs on Deno and Workers.",
+      severity: "error",
+      from: { path: "^src/", pathNot: underOrFile(NODE_ALLOWED) },
+      to: { dependencyTypes: ["core"] },
+    },
+    {
+      name: "node-only:packages",
+      comment: "Node-only npm packages only in " + NODE_ALLOWED.join(", ") + ".",
+      severity: "error",
+      from: { path: "^src/", pathNot: underOrFile(NODE_ALLOWED) },
+      to: { path: packages(NODE_ONLY_PACKAGES) },
+    },
+    {
+      name: "node-only:kit-node-part",
+      comment: "The kit's Node part is for Node callers; Worker-safe code never imports it.",
+      severity: "error",
+      from: { path: "^src/", pathNot: underOrFile(NODE_ALLOWED) },
+      to: { path: underOrFile(["src/kit/node"]) },
+    },
+    {
+      name: "engine:only-in-builtins-and-providers",
+      comment: "A search engine ranks documents inside a built-in or a provider, nowhere else.",
+      severity: "error",
+      from: { pathNot: under(ENGINE_ALLOWED) },
+      to: { path: packages(ENGINE_PACKAGES) },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "An import the check cannot resolve escapes every rule above.",
+      severity: "error",
+      from: {},
+      // Virtual modules that the worker build provides (src/runtime/virtual-modules.d.ts).
+      to: { couldNotResolve: true, pathNot: "^tracefetch:" },
+    },
+  ],
+  options: {
+    // Type-only imports (`import type`) are edges too, so a cycle through types is a cycle.
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: "(^|/)node_modules/" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "node", "default", "types"],
+      mainFields: ["module", "main", "types", "typings"],
+    },
+  },
+};
