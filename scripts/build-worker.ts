@@ -24,7 +24,7 @@ function virtualModules(corpus: string | null, manifest: string | null): Plugin 
     // The corpus and the engine that indexes it travel together: the code-only build has neither.
     "tracefetch:workspace": corpus === null
       ? "export default null;"
-      : `import { corpusAdapter } from "./src/transport/corpus-adapter.ts";\n` +
+      : `import { corpusAdapter } from "./providers/corpus/corpus-adapter.ts";\n` +
         `export default corpusAdapter("workspace", "local", ${corpus});`,
     "tracefetch:bundled-manifest": `export default ${JSON.stringify(manifest)};`,
   };

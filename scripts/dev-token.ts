@@ -27,6 +27,23 @@ async function ed25519(kid: string): Promise<{ privateJwk: JWK; publicJwk: JWK }
   return { privateJwk, publicJwk };
 }
 
+const USAGE = `usage: npm run -s dev:token -- keygen
+       npm run -s dev:token -- mint [--sub S] [--scope "tracefetch:x tracefetch:y"] [--ttl SECONDS]
+
+keygen  prints export lines: a gateway signing key, a development issuer's keys, its issuer and
+        audience; save them (> .env.tracefetch) and load them (. ./.env.tracefetch)
+mint    prints a caller token signed with TRACEFETCH_DEV_ISSUER_JWK (or TRACEFETCH_AUTH_SECRET)
+        --sub S        the caller (default developer)
+        --scope S      space-separated scopes (default "tracefetch:*")
+        --ttl SECONDS  how long it lasts (default ${DEFAULT_TTL_SECONDS})
+Development keys only: never use them in production.`;
+
+/** A usage problem: one line and the usage on stderr, exit 2. */
+function usageError(problem: string): never {
+  console.error(`${problem}\n\n${USAGE}`);
+  process.exit(2);
+}
+
 const quote = (value: unknown) => `'${JSON.stringify(value)}'`;
 
 async function keygen(): Promise<void> {
@@ -42,14 +59,20 @@ async function keygen(): Promise<void> {
 }
 
 async function mint(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      sub: { type: "string", default: "developer" },
-      scope: { type: "string", default: "tracefetch:*" },
-      ttl: { type: "string", default: String(DEFAULT_TTL_SECONDS) },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: {
+        sub: { type: "string", default: "developer" },
+        scope: { type: "string", default: "tracefetch:*" },
+        ttl: { type: "string", default: String(DEFAULT_TTL_SECONDS) },
+      },
+    });
+  } catch (error) {
+    usageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values } = parsed;
   const key = process.env.TRACEFETCH_DEV_ISSUER_JWK;
   const secret = process.env.TRACEFETCH_AUTH_SECRET;
   const issuer = process.env.TRACEFETCH_AUTH_ISSUER ?? DEV_ISSUER;
@@ -78,11 +101,16 @@ async function mint(args: string[]): Promise<void> {
 }
 
 const [command, ...rest] = process.argv.slice(2);
-if (command === "keygen") await keygen();
-else if (command === "mint") await mint(rest);
-else {
-  console.error(
-    'usage: npm run -s dev:token -- keygen | mint [--sub S] [--scope "tracefetch:x tracefetch:y"] [--ttl SECONDS]',
-  );
-  process.exit(2);
+const HELP = ["--help", "-h", "help"];
+if (command === undefined || HELP.includes(command) || rest.some((arg) => HELP.includes(arg))) {
+  // Asked for: the usage on stdout, exit 0; no command at all is a usage error.
+  if (command === undefined) usageError("give a command: keygen or mint");
+  console.log(USAGE);
+} else if (command === "keygen") {
+  if (rest.length > 0) usageError(`keygen takes no arguments (got "${rest[0]}")`);
+  await keygen();
+} else if (command === "mint") {
+  await mint(rest);
+} else {
+  usageError(`there is no command "${command}"`);
 }

@@ -15,7 +15,7 @@ import { commandBridge } from "../providers/command-bridge/bridge.ts";
 import { readCommandManifest } from "../providers/command-bridge/command-manifest.ts";
 import { openAlexAdapter, openAlexConfig } from "../providers/papers/openalex-adapter.ts";
 import { searxngAdapter, searxngConfig } from "../providers/searxng/searxng-adapter.ts";
-import { serveProvider } from "../src/http/serve-provider.ts";
+import { serveProvider } from "../src/kit/serve-provider.ts";
 import { CONFORMANCE_CASES, NONSENSE_QUERY_PREFIX, runConformance } from "../src/kit/mod.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import type { SearchAdapter } from "../src/protocol/provider-contract.ts";

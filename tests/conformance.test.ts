@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { EXAMPLE_PROVIDERS } from "../providers/corpus/embedded-default.ts";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
-import { serveProvider } from "../src/http/serve-provider.ts";
+import { serveProvider } from "../src/kit/serve-provider.ts";
 import {
   CONFORMANCE_CASES,
   type ConformanceCaseName,
@@ -21,7 +21,7 @@ import {
 import { checkBounds } from "../src/kit/check-bounds.ts";
 import { sanitiseMetadata } from "../src/core/sanitize.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { corpusAdapter } from "../src/transport/corpus-adapter.ts";
+import { corpusAdapter } from "../providers/corpus/corpus-adapter.ts";
 import { ProviderError, type SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { assertConformsAndReplays, failedCases } from "./support/conformance.ts";
 import { type Handler, hold, startServer } from "./support/servers.ts";

@@ -6,7 +6,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { serveProvider } from "../src/http/serve-provider.ts";
+import { serveProvider } from "../src/kit/serve-provider.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { searxngAdapter, searxngConfig } from "../providers/searxng/searxng-adapter.ts";

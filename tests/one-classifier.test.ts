@@ -44,10 +44,6 @@ const ALLOWED: Record<string, string> = {
     "the CLI reads the gateway's own answer (a proxy's page), not a provider's",
   "src/cli/call-gateway.ts: case 429: {":
     "the CLI reads the gateway's own answer (a proxy's page), not a provider's",
-  'src/auth/verify-gateway-token.ts: const code = status === 503 ? "adapter_unavailable" : "invalid_request";':
-    "a provider writing its own refusal names the code of the status it chose",
-  "src/auth/verify-gateway-token.ts: ...(status === 401":
-    "a 401 carries its WWW-Authenticate challenge",
 };
 
 function sources(dir: string): string[] {

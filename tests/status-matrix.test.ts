@@ -8,7 +8,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { serveProvider } from "../src/http/serve-provider.ts";
+import { serveProvider } from "../src/kit/serve-provider.ts";
 import { PROVIDER_ERROR_CODES, type ProviderErrorCode } from "../src/protocol/codes.ts";
 import {
   ProviderError,

@@ -9,9 +9,7 @@
  * identity_mismatch). Every other failure is a provider-error body.
  */
 import type { ChildProcess } from "node:child_process";
-import { serveProvider } from "../../src/http/serve-provider.ts";
-import { PROVIDER_ERROR_VERSION } from "../../src/protocol/provider-wire.ts";
-import type { SearchAdapter } from "../../src/protocol/provider-contract.ts";
+import { PROVIDER_ERROR_VERSION, type SearchAdapter, serveProvider } from "../../src/kit/mod.ts";
 import {
   commandAdapter,
   hasExited,

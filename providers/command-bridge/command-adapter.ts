@@ -9,17 +9,18 @@
  * serve it as it is and let the gateway's strict checks classify it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { checkProviderAnswer } from "../../src/protocol/check-provider-answer.ts";
-import { MAX_PROVIDER_BODY_BYTES } from "../../src/protocol/limits.ts";
 import {
+  checkProviderAnswer,
+  commandFailure,
+  concatBytes,
+  decodeUtf8,
+  PROVIDER_REQUEST_VERSION,
   ProviderError,
+  redact,
   type SearchAdapter,
   type SearchAnswer,
-} from "../../src/protocol/provider-contract.ts";
-import { PROVIDER_REQUEST_VERSION } from "../../src/protocol/provider-wire.ts";
-import { concatBytes, decodeUtf8 } from "../../src/transport/bounded-reader.ts";
-import { commandFailure } from "../../src/transport/classify.ts";
-import { redact } from "../../src/transport/redact.ts";
+} from "../../src/kit/mod.ts";
+import { MAX_PROVIDER_BODY_BYTES } from "../../src/protocol/limits.ts";
 import type { CommandProvider } from "./command-manifest.ts";
 
 /** TraceFetch 1.0's wait between SIGTERM and SIGKILL: time to clean up, not to keep working. */

@@ -11,7 +11,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import * as v from "valibot";
-import { ConfigError } from "../../src/protocol/config-error.ts";
+import { ConfigError } from "../../src/kit/mod.ts";
 import {
   DEFAULT_PROVIDER_TIMEOUT_SECONDS,
   MAX_MANIFEST_BYTES,

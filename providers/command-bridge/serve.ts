@@ -3,8 +3,8 @@
  * endpoint per provider (Node and Deno: it runs child processes).
  * `npm run provider:command-bridge -- --manifest path/to/tracefetch-1.0.json --port 9104`
  */
-import { ConfigError } from "../../src/protocol/config-error.ts";
-import { serveCli } from "../shared/serve-cli.ts";
+import { ConfigError } from "../../src/kit/mod.ts";
+import { serveCli } from "../../src/kit/node/mod.ts";
 import { commandBridge } from "./bridge.ts";
 import { type CommandManifest, readCommandManifest } from "./command-manifest.ts";
 

@@ -4,10 +4,9 @@
  * it so a fresh clone answers real queries with no keys and no network.
  */
 import { fileURLToPath } from "node:url";
-import { serveProvider } from "../../src/http/serve-provider.ts";
-import { corpusAdapter } from "../../src/transport/corpus-adapter.ts";
+import { type Listen, type Served, serveProvider } from "../../src/kit/mod.ts";
+import { corpusAdapter } from "./corpus-adapter.ts";
 import { loadCorpus } from "./load-corpus.ts";
-import type { Listen, Served } from "../../src/runtime/launch.ts";
 
 export type ExampleProvider = { name: string; scope: string; source_class: string; folder: string };
 

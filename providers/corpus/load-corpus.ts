@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { type CorpusDocument, parseMarkdownDocument } from "../../src/transport/corpus-adapter.ts";
+import { type CorpusDocument, parseMarkdownDocument } from "./corpus-adapter.ts";
 
 export async function loadCorpus(dir: string, locatorPrefix = ""): Promise<CorpusDocument[]> {
   const files = (await readdir(dir, { recursive: true })).map(String).sort();

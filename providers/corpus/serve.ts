@@ -2,11 +2,9 @@
  * Serves a folder of Markdown, JSON or JSONL documents as a provider over the HTTP protocol.
  * `npm run provider:corpus -- --dir ./my-docs --name mydocs --scope docs --port 9101`
  */
-import { serveProvider } from "../../src/http/serve-provider.ts";
-import { ConfigError } from "../../src/protocol/config-error.ts";
-import { corpusAdapter } from "../../src/transport/corpus-adapter.ts";
-import { checkName } from "../shared/check-config.ts";
-import { serveCli } from "../shared/serve-cli.ts";
+import { checkName, ConfigError, serveProvider } from "../../src/kit/mod.ts";
+import { serveCli } from "../../src/kit/node/mod.ts";
+import { corpusAdapter } from "./corpus-adapter.ts";
 import { loadCorpus } from "./load-corpus.ts";
 
 const USAGE =

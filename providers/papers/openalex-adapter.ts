@@ -4,18 +4,19 @@
  * abstract rebuilt from OpenAlex's inverted index as the snippet, and citations, year, venue and
  * the first authors as metadata.
  */
-import type { SearchAdapter } from "../../src/protocol/provider-contract.ts";
-import type { WireCandidate } from "../../src/protocol/provider-wire.ts";
-import type { StatusMeaning } from "../../src/transport/classify.ts";
 import {
   callJson,
+  checkBaseUrl,
+  checkIdentity,
   GET_JSON,
   notJson,
   type ReadRefusal,
+  type SearchAdapter,
+  type StatusMeaning,
   upstream,
   UPSTREAM_TIMEOUT_MS,
-} from "../../src/transport/upstream.ts";
-import { checkBaseUrl, checkIdentity } from "../shared/check-config.ts";
+  type WireCandidate,
+} from "../../src/kit/mod.ts";
 import { isRecord } from "../../src/protocol/json-value.ts";
 
 export const OPENALEX_DEFAULT_BASE_URL = "https://api.openalex.org";

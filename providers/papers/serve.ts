@@ -2,8 +2,8 @@
  * Serves scholarly search through OpenAlex as a provider over the HTTP protocol (Node).
  * `npm run provider:papers -- --mailto you@example.org --port 9103`
  */
-import { serveProvider } from "../../src/http/serve-provider.ts";
-import { serveCli } from "../shared/serve-cli.ts";
+import { serveProvider } from "../../src/kit/mod.ts";
+import { serveCli } from "../../src/kit/node/mod.ts";
 import { openAlexAdapter, openAlexConfig } from "./openalex-adapter.ts";
 
 const USAGE = `usage: npm run provider:papers -- [--base URL] [--name NAME] [--scope SCOPE]

@@ -4,7 +4,7 @@
  * PROVIDER_SCOPE). A bad configuration answers every request with an adapter_unavailable
  * provider-error body that says what to fix.
  */
-import { workerEntry } from "../shared/worker-entry.ts";
+import { workerEntry } from "../../src/kit/mod.ts";
 import { openAlexAdapter, openAlexConfig } from "./openalex-adapter.ts";
 
 export default workerEntry({

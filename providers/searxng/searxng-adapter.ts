@@ -6,18 +6,20 @@
  * warning per failed engine; no results while engines failed is a failure, never an honest empty,
  * because the silence may be theirs.
  */
-import { ProviderError, type SearchAdapter } from "../../src/protocol/provider-contract.ts";
-import type { WireCandidate } from "../../src/protocol/provider-wire.ts";
-import type { StatusMeaning } from "../../src/transport/classify.ts";
 import {
   callJson,
+  checkBaseUrl,
+  checkIdentity,
   GET_JSON,
   notJson,
+  ProviderError,
   type ReadRefusal,
+  type SearchAdapter,
+  type StatusMeaning,
   upstream,
   UPSTREAM_TIMEOUT_MS,
-} from "../../src/transport/upstream.ts";
-import { checkBaseUrl, checkIdentity } from "../shared/check-config.ts";
+  type WireCandidate,
+} from "../../src/kit/mod.ts";
 import { isRecord } from "../../src/protocol/json-value.ts";
 
 /**

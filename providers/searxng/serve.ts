@@ -2,8 +2,8 @@
  * Serves a SearXNG instance's JSON API as a provider over the HTTP protocol (Node).
  * `npm run provider:searxng -- --base https://searx.example.org --port 9102`
  */
-import { serveProvider } from "../../src/http/serve-provider.ts";
-import { serveCli } from "../shared/serve-cli.ts";
+import { serveProvider } from "../../src/kit/mod.ts";
+import { serveCli } from "../../src/kit/node/mod.ts";
 import { searxngAdapter, searxngConfig } from "./searxng-adapter.ts";
 
 const USAGE = `usage: npm run provider:searxng -- --base URL [--name NAME] [--scope SCOPE]

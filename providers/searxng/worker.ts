@@ -4,7 +4,7 @@
  * SEARXNG_LANGUAGE). A bad configuration answers every request with an adapter_unavailable
  * provider-error body that says what to fix.
  */
-import { workerEntry } from "../shared/worker-entry.ts";
+import { workerEntry } from "../../src/kit/mod.ts";
 import { searxngAdapter, searxngConfig } from "./searxng-adapter.ts";
 
 export default workerEntry({

@@ -6,9 +6,7 @@
 import { ConfigError } from "../protocol/config-error.ts";
 import { endpointProblem } from "../protocol/validate-manifest.ts";
 import { isRecord } from "../protocol/json-value.ts";
-
-/** HS256 is for development, and only with a secret of at least 256 bits (RFC 7518 section 3.2). */
-export const MIN_HS256_SECRET_BYTES = 32;
+import { MIN_HS256_SECRET_BYTES } from "../protocol/limits.ts";
 
 export type KeySource =
   | { kind: "jwks_url"; url: string }

@@ -1,8 +1,10 @@
 /**
- * Auth: verifies caller tokens and mints provider tokens with jose (design 5).
+ * Auth: verifies caller tokens, mints the token a provider receives for an attempt, and verifies
+ * that token on the provider's side (verifyGatewayToken, for provider authors), all with jose
+ * (docs/security.md).
  *
- * Boundary: decides who a caller is and what it may see, and signs what providers receive; it
- * never plans a search and never forwards a caller's credentials.
+ * Boundary: decides who a caller is and what it may see, and signs and checks what providers
+ * receive; it never plans a search and never forwards a caller's credentials.
  *
  * Invariants:
  * - A presented token that fails verification is refused, never treated as anonymous.

@@ -1,13 +1,11 @@
 /**
- * Mints the short-lived EdDSA JWT a `gateway-token` provider receives for one attempt (design 5,
- * "Tokens out"), and publishes the public halves of the signing keys for /.well-known/jwks.json.
+ * Mints the short-lived EdDSA JWT a `gateway-token` provider receives for one attempt
+ * (docs/security.md, "Tokens out: providers"), and publishes the public halves of the signing keys for /.well-known/jwks.json.
  */
 import { importJWK, type JWK, SignJWT } from "jose";
 import { ConfigError } from "../protocol/config-error.ts";
+import { PROVIDER_TOKEN_SLACK_SECONDS } from "../protocol/limits.ts";
 import { parseJwks } from "./auth-settings.ts";
-
-/** A provider token outlives its attempt's budget by this much: enough for clock skew, no more. */
-export const PROVIDER_TOKEN_SLACK_SECONDS = 5;
 
 /** Members of an OKP JWK that are private; everything else may be published. */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];

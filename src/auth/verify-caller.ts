@@ -1,8 +1,8 @@
 /**
- * Verifies a caller's bearer token with jose (design 5, "Tokens in"): algorithms pinned, exp, iss
- * and aud required, 30 s of clock tolerance, at most 8 KiB, keys from a JWKS URL (fetched with a
- * byte cap, cached, refetched on an unknown kid at most once per cooldown), a static JWKS, or an
- * HS256 secret.
+ * Verifies a caller's bearer token with jose (docs/security.md, "Tokens in: callers"): algorithms
+ * pinned, exp, iss and aud required, a few seconds of clock tolerance, a capped size, keys from a
+ * JWKS URL (fetched with a byte cap, cached, refetched on an unknown kid at most once per
+ * cooldown), a static JWKS, or an HS256 secret. Every bound is in src/protocol/limits.ts.
  */
 import {
   createLocalJWKSet,
@@ -13,22 +13,20 @@ import {
   type JWTPayload,
   jwtVerify,
 } from "jose";
+import {
+  CLOCK_TOLERANCE_SECONDS,
+  JWKS_COOLDOWN_MS,
+  JWKS_MAX_AGE_MS,
+  JWKS_TIMEOUT_MS,
+  MAX_JWKS_BYTES,
+  MAX_TOKEN_BYTES,
+} from "../protocol/limits.ts";
 import { boundedFetch } from "../transport/bounded-fetch.ts";
 import type { AuthSettings, KeySource } from "./auth-settings.ts";
 import type { Caller } from "./caller.ts";
 
-/** A token larger than this is refused before any parsing: real tokens are well under 2 KiB. */
-export const MAX_TOKEN_BYTES = 8 * 1024;
-/** Clock skew tolerated on exp, nbf and iat (an iat later than now plus this is refused). */
-export const CLOCK_TOLERANCE_SECONDS = 30;
-/** A JWKS document is a few keys; 64 KiB bounds what an identity provider can make us hold. */
-export const MAX_JWKS_BYTES = 64 * 1024;
-/** The JWKS fetch gives up after this long; the request then answers 503 auth_unavailable. */
-export const JWKS_TIMEOUT_MS = 5_000;
-/** An unknown kid refetches the JWKS at most this often, so random kids cannot flood the IdP. */
-export const JWKS_COOLDOWN_MS = 30_000;
-/** Keys are refreshed at least this often so a rotation is picked up. */
-export const JWKS_MAX_AGE_MS = 10 * 60_000;
+// The tolerance is part of what a caller's token is checked against; tests mint around it.
+export { CLOCK_TOLERANCE_SECONDS };
 
 /** Whether a token passes MAX_TOKEN_BYTES, counted in UTF-8 bytes as it travels. */
 export function tokenTooLarge(token: string): boolean {

@@ -4,15 +4,16 @@
  * (exactly one audience), and `exp`, `iat` and `jti` present.
  */
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify } from "jose";
+import type { ProviderErrorCode } from "../protocol/codes.ts";
 import { PROVIDER_ERROR_VERSION } from "../protocol/provider-wire.ts";
-import { boundedFetch } from "../transport/bounded-fetch.ts";
 import {
   CLOCK_TOLERANCE_SECONDS,
   JWKS_COOLDOWN_MS,
   JWKS_TIMEOUT_MS,
   MAX_JWKS_BYTES,
-  tokenTooLarge,
-} from "./verify-caller.ts";
+} from "../protocol/limits.ts";
+import { boundedFetch } from "../transport/bounded-fetch.ts";
+import { tokenTooLarge } from "./verify-caller.ts";
 
 export type GatewayTokenOptions = {
   /** The gateway's /.well-known/jwks.json, or its keys given inline. */
@@ -44,9 +45,9 @@ export function verifyGatewayToken(
   if (key === null) throw new Error("verifyGatewayToken needs jwksUrl or jwks");
   return async (request) => {
     const match = /^Bearer ([^\s]+)$/i.exec(request.headers.get("authorization") ?? "");
-    if (match === null) return refuse(401, "a gateway token is required");
+    if (match === null) return unauthorized("a gateway token is required");
     const token = match[1] as string;
-    if (tokenTooLarge(token)) return refuse(401, "the token is too large");
+    if (tokenTooLarge(token)) return unauthorized("the token is too large");
     try {
       const { payload } = await jwtVerify(token, key, {
         algorithms: ["EdDSA"],
@@ -56,27 +57,34 @@ export function verifyGatewayToken(
         requiredClaims: ["exp", "iat", "iss", "aud", "jti"],
       });
       if (Array.isArray(payload.aud) && payload.aud.length !== 1) {
-        return refuse(401, "a gateway token names exactly one audience");
+        return unauthorized("a gateway token names exactly one audience");
       }
       return null;
     } catch (error) {
       if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) {
-        return refuse(503, "the gateway's keys could not be fetched");
+        return refuse(503, "adapter_unavailable", "the gateway's keys could not be fetched");
       }
-      return refuse(401, "the gateway token failed verification");
+      return unauthorized("the gateway token failed verification");
     }
   };
 }
 
-function refuse(status: 401 | 503, message: string): Response {
-  const code = status === 503 ? "adapter_unavailable" : "invalid_request";
+/** A missing or failing token: 401 with its challenge (RFC 6750 section 3). */
+function unauthorized(message: string): Response {
+  return refuse(401, "invalid_request", message, {
+    "www-authenticate": 'Bearer realm="tracefetch-provider", error="invalid_token"',
+  });
+}
+
+/** A `tracefetch.provider-error.v1` body; the caller names both the status and the code. */
+function refuse(
+  status: number,
+  code: ProviderErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return new Response(JSON.stringify({ schema_version: PROVIDER_ERROR_VERSION, code, message }), {
     status,
-    headers: {
-      "content-type": "application/json",
-      ...(status === 401
-        ? { "www-authenticate": 'Bearer realm="tracefetch-provider", error="invalid_token"' }
-        : {}),
-    },
+    headers: { "content-type": "application/json", ...headers },
   });
 }

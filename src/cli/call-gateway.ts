@@ -28,6 +28,8 @@ export type GatewayCall = {
   fetch: typeof fetch;
   /** Ask for the event stream and report each event; the envelope is rebuilt from the events. */
   stream?: (event: SearchEvent) => void;
+  /** What a person can do when the gateway cannot be reached, added to that message. */
+  unreachable?: string;
 };
 
 export async function callGateway(call: GatewayCall): Promise<Envelope> {
@@ -46,7 +48,11 @@ export async function callGateway(call: GatewayCall): Promise<Envelope> {
         error: { message: `the gateway at ${where} did not answer within ${call.timeoutMs} ms` },
       })
       : buildEnvelope(command, "transport_error", requestId, {
-        error: { message: `could not reach the gateway at ${where} (${causeCode(error)})` },
+        error: {
+          message: `could not reach the gateway at ${where} (${causeCode(error)})${
+            call.unreachable === undefined ? "" : `: ${call.unreachable}`
+          }`,
+        },
       });
   const bad = (why: string): Envelope =>
     buildEnvelope(command, "bad_gateway_answer", requestId, {

@@ -1,14 +1,15 @@
 /**
- * `tracefetch conformance URL --name N --scope S`: the provider kit's conformance checks against
- * one endpoint. People get the transcript; machine mode an envelope (command `validate`, since it
- * validates a provider) whose result lists each case. A failing case is exit 2, `fix_input`, as
- * for an invalid manifest: the provider is the input to fix.
+ * `tracefetch conformance URL [--name N --scope S]`: the provider kit's conformance checks against
+ * one endpoint (`npm run conformance` runs this command). People get the transcript; machine mode
+ * an envelope whose result lists each case. A failing case is exit 2, `invalid_field`, `fix_input`,
+ * as for an invalid manifest: the provider is the input to fix. Without a name and scope the
+ * `identity` case is not checked (never passed) and the result says what the provider calls itself.
  */
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { type ConformanceReport, runConformance } from "../kit/conformance.ts";
 import { formatTranscript } from "../kit/format-transcript.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
-import { MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../protocol/limits.ts";
+import { MAX_QUERY_CHARS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../protocol/limits.ts";
 import { BINDING_PATTERN, NAME_PATTERN } from "../protocol/manifest-schema.ts";
 import { endpointProblem } from "../protocol/validate-manifest.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
@@ -18,8 +19,8 @@ import { problemReply } from "./usage-reply.ts";
 export async function conformanceCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
   const refuse = (message: string, field: string) =>
-    problemReply("validate", "invalid_field", requestId, message, field);
-  const argv = parseCommandArgs("conformance", "validate", args, ctx, {
+    problemReply("conformance", "invalid_field", requestId, message, field);
+  const argv = parseCommandArgs("conformance", "conformance", args, ctx, {
     name: { type: "string" },
     scope: { type: "string" },
     query: { type: "string" },
@@ -34,12 +35,22 @@ export async function conformanceCommand(args: string[], ctx: CliContext): Promi
   // provider the gateway could never call is not worth checking, and a token never crosses http.
   const problem = endpointProblem(endpoint, true);
   if (problem !== null) return refuse(`the endpoint ${problem}`, "endpoint");
-  const { name, scope } = values;
-  if (name === undefined || !NAME_PATTERN.test(name)) {
+  const { name, scope, query } = values;
+  if (name !== undefined && !NAME_PATTERN.test(name)) {
     return refuse("--name takes the provider's manifest name (lowercase, like papers)", "name");
   }
-  if (scope === undefined || !NAME_PATTERN.test(scope)) {
+  if (scope !== undefined && !NAME_PATTERN.test(scope)) {
     return refuse("--scope takes the provider's manifest scope (lowercase, like papers)", "scope");
+  }
+  if ((name === undefined) !== (scope === undefined)) {
+    return refuse(
+      "give --name and --scope together (what the manifest declares), or neither to see what " +
+        "the provider calls itself",
+      name === undefined ? "name" : "scope",
+    );
+  }
+  if (query !== undefined && (query.trim() === "" || query.length > MAX_QUERY_CHARS)) {
+    return refuse(`--query takes 1 to ${MAX_QUERY_CHARS} characters`, "query");
   }
   let timeoutMs: number | undefined;
   if (values["timeout-ms"] !== undefined) {
@@ -63,12 +74,11 @@ export async function conformanceCommand(args: string[], ctx: CliContext): Promi
   }
 
   const report = await runConformance(endpoint, {
-    name,
-    scope,
+    ...(name === undefined || scope === undefined ? {} : { name, scope }),
     fetch: ctx.fetch,
     headers,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(values.query === undefined ? {} : { query: values.query }),
+    ...(query === undefined ? {} : { query }),
   });
   const envelope = reportEnvelope(report, requestId);
   return { kind: "envelope", envelope, render: () => formatTranscript(report) };
@@ -76,12 +86,16 @@ export async function conformanceCommand(args: string[], ctx: CliContext): Promi
 
 function reportEnvelope(report: ConformanceReport, requestId: string): Envelope {
   const failing = report.cases.filter((c) => c.verdict === "fail");
+  const count = (verdict: string) => report.cases.filter((c) => c.verdict === verdict).length;
   const result = {
     endpoint: report.endpoint,
     provider: report.name,
     scope: report.scope,
-    passed: report.cases.length - failing.length,
+    reported: report.reported,
+    query: report.query,
+    passed: count("pass"),
     failed: failing.length,
+    not_checked: count("not_checked"),
     cases: report.cases.map((c) => ({
       case: c.case,
       verdict: c.verdict,
@@ -90,8 +104,8 @@ function reportEnvelope(report: ConformanceReport, requestId: string): Envelope 
       reasons: c.reasons,
     })),
   };
-  if (report.ok) return buildEnvelope("validate", "ok", requestId, { result });
-  return buildEnvelope("validate", "invalid_field", requestId, {
+  if (report.ok) return buildEnvelope("conformance", "ok", requestId, { result });
+  return buildEnvelope("conformance", "invalid_field", requestId, {
     result,
     error: {
       message: `${failing.length} of ${report.cases.length} conformance cases fail: ` +

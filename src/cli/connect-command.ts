@@ -1,7 +1,8 @@
 /**
  * `tracefetch connect URL [--token-env VAR]`: checks that the gateway answers, then saves its URL
  * and the name of the token variable (never the token). Replacing a saved connection to another
- * gateway is a person's decision: a terminal asks, machine mode answers `human_decision_required`.
+ * gateway is a person's decision: a terminal asks, machine mode answers `human_decision_required`,
+ * and so does a person who declines (exit 3: the connection asked for was not saved).
  */
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
@@ -64,12 +65,22 @@ export async function connectCommand(args: string[], ctx: CliContext): Promise<R
   if (replaces && !values.yes) {
     const question = `replace the saved connection to ${saved.connection.gateway} with ${gateway}?`;
     const canAsk = !ctx.machine && ctx.stdinIsTTY && ctx.stderrIsTTY;
-    if (!canAsk || !(await ctx.confirm(question))) {
+    if (!canAsk) {
       return problemReply(
         "connect",
         "human_decision_required",
         requestId,
         `a connection to ${saved.connection.gateway} is saved; run again with --yes to replace it`,
+      );
+    }
+    // Declining is not success: what was asked for (this connection) did not happen.
+    if (!(await ctx.confirm(question))) {
+      return problemReply(
+        "connect",
+        "human_decision_required",
+        requestId,
+        `not replaced: the saved connection to ${saved.connection.gateway} is kept and ` +
+          `${gateway} was not saved; run again with --yes to replace it`,
       );
     }
   }

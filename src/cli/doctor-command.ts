@@ -15,7 +15,7 @@ import type { Paint } from "./paint.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { checkManifestFile, checkManifestText, envSettings } from "./read-manifest-file.ts";
 import { table } from "./render-search.ts";
-import { displayUrl, resolveTarget } from "./resolve-target.ts";
+import { displayUrl, resolveTarget, unreachableHint } from "./resolve-target.ts";
 
 export async function doctorCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const argv = parseCommandArgs("doctor", "doctor", args, ctx, { gateway: { type: "string" } }, {
@@ -90,7 +90,7 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
     const inline = manifest.startsWith("{");
     const checked = inline
       ? checkManifestText(manifest, allowLoopback)
-      : await checkManifestFile(manifest, allowLoopback);
+      : await checkManifestFile(manifest, allowLoopback, "TRACEFETCH_MANIFEST");
     const where = inline ? "TRACEFETCH_MANIFEST (inline)" : `TRACEFETCH_MANIFEST (${manifest})`;
     if (checked.ok) {
       check("manifest", "ok", `${where}: valid, ${checked.manifest.providers.length} providers`);
@@ -109,6 +109,7 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
       timeoutMs: GATEWAY_STATUS_TIMEOUT_MS,
       requestId: ctx.requestId,
       fetch: ctx.fetch,
+      unreachable: unreachableHint(target.target.base, false),
     });
     const result = status.result;
     if (status.ok && result !== undefined && "service" in result) {

@@ -16,6 +16,7 @@ commands:
 
 every command but schema and serve takes --json: print exactly one envelope on stdout and exit
 with its exit_code (0 ok, 1 transport, 2 usage, 3 client, 4 server). Decide from ok and action.
+--json and --gateway URL may also come before the command: tracefetch --json status.
 
 the gateway: --gateway URL, else the one saved by connect, else http://127.0.0.1:8787.
 the token: from TRACEFETCH_TOKEN (or the variable connect saved); never sent over plain http
@@ -65,15 +66,18 @@ export const HELP: Record<string, string> = {
   checks a manifest file offline with the gateway's manifest rules; exit 2 when it is invalid.
   http: loopback endpoints pass only with TRACEFETCH_ALLOW_LOOPBACK=1, as in the gateway.
 `,
-  conformance: `usage: tracefetch conformance URL --name N --scope S [options]
+  conformance: `usage: tracefetch conformance URL [--name N --scope S] [options]
+       npm run conformance -- URL [--name N --scope S] [options]   (the same command)
 
   calls a provider endpoint as the gateway would and prints every exchange with its verdict;
-  exit 0 when every case passes, 2 (fix_input) when any fails.
-  --name N, --scope S  the name and scope the manifest declares for this endpoint
+  exit 0 when no case fails, 2 (fix_input) when any fails.
+  --name N, --scope S  the name and scope the manifest declares for this endpoint, together;
+                       without them the identity case is not checked, and the report says
+                       which provider and scope the endpoint names itself
   --query Q            a query that finds something, for the limit cases (default "the")
   --timeout-ms N       per request (default 10000)
   --token-env VAR      send "authorization: Bearer $VAR" with every request
-  --json               print an envelope (command validate) listing each case
+  --json               print an envelope (command conformance) listing each case
 `,
   serve: `usage: tracefetch serve [--host H] [--port N] [--manifest FILE]
 

@@ -5,6 +5,7 @@
  * terminal is the operator, as in TraceFetch 1.0.
  */
 import { fileURLToPath } from "node:url";
+import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
@@ -16,7 +17,6 @@ import { ConfigError, resolveConfig } from "../gateway/gateway-config.ts";
 import { GatewayState } from "../gateway/gateway-state.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
 import { ANONYMOUS, type Caller } from "../auth/caller.ts";
-import { corpusAdapter } from "../transport/corpus-adapter.ts";
 import { checkManifestFile } from "./read-manifest-file.ts";
 
 /** Who an in-process search with --allow-sensitive acts as: the operator, granted every scope. */

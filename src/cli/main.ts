@@ -22,6 +22,7 @@ import type { Command } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { HELP, OVERVIEW } from "./help-text.ts";
+import { forPeople } from "./for-people.ts";
 import { type Paint, paintFor } from "./paint.ts";
 import { problemReply } from "./usage-reply.ts";
 
@@ -54,7 +55,7 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
     load: async () => (await import("./validate-command.ts")).validateCommand,
   },
   conformance: {
-    command: "validate",
+    command: "conformance",
     load: async () => (await import("./conformance-command.ts")).conformanceCommand,
   },
   serve: {
@@ -64,15 +65,17 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
 };
 
 export async function main(argv: string[]): Promise<number> {
-  const [name = "", ...rest] = argv;
+  const { global, name, rest: after } = splitGlobalOptions(argv);
+  // The global options go first among the command's own, before any `--`.
+  const rest = [...global, ...after];
   const end = rest.indexOf("--");
   const jsonAt = rest.indexOf("--json");
-  const machine = name === "--json" || (jsonAt !== -1 && (end === -1 || jsonAt < end));
+  const machine = jsonAt !== -1 && (end === -1 || jsonAt < end);
   const ctx = processContext(machine);
   const stdoutPaint = paintFor(process.stdout.isTTY === true, ctx.env);
 
   if (name === "--help" || name === "-h" || name === "help") {
-    const topic = HELP[rest[0] ?? ""] ?? OVERVIEW;
+    const topic = HELP[after[0] ?? ""] ?? OVERVIEW;
     return await print(
       { kind: "document", stdout: topic, exitCode: 0 },
       ctx,
@@ -99,15 +102,29 @@ export async function main(argv: string[]): Promise<number> {
         "unknown",
       );
     }
-    const message = name === "" || name === "--json"
-      ? "no command given; try tracefetch --help"
-      : `there is no command "${name}"; try tracefetch --help`;
-    return await print(
-      problemReply("unknown", "not_found", ctx.requestId, message),
-      ctx,
-      stdoutPaint,
-      "unknown",
-    );
+    const reply = name === ""
+      ? problemReply(
+        "unknown",
+        "not_found",
+        ctx.requestId,
+        "no command given; try tracefetch --help",
+      )
+      : name.startsWith("-")
+      ? problemReply(
+        "unknown",
+        "unknown_field",
+        ctx.requestId,
+        `${name} goes after the command (tracefetch <command> ${name} ...); only ` +
+          `${GLOBAL_OPTIONS.join(" and ")} may come before it`,
+        name,
+      )
+      : problemReply(
+        "unknown",
+        "not_found",
+        ctx.requestId,
+        `there is no command "${name}"; try tracefetch --help`,
+      );
+    return await print(reply, ctx, stdoutPaint, "");
   }
   let reply: Reply;
   try {
@@ -123,6 +140,34 @@ export async function main(argv: string[]): Promise<number> {
     );
   }
   return await print(reply, ctx, stdoutPaint, name);
+}
+
+/** Options that may come before the command too: `tracefetch --json status`. */
+const GLOBAL_OPTIONS = ["--json", "--gateway"] as const;
+
+/**
+ * The command's name, with any global options found before it (`--gateway` with its value) kept
+ * apart so they can be handed to the command like its own. The first other argument is the name
+ * (`--help`, `--version`, or an option that belongs after the command, which is refused).
+ */
+function splitGlobalOptions(argv: string[]): { global: string[]; name: string; rest: string[] } {
+  const global: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const arg = argv[i] as string;
+    if (arg === "--json" || arg.startsWith("--gateway=")) {
+      global.push(arg);
+      i += 1;
+    } else if (arg === "--gateway") {
+      // Without a value the command's own parsing refuses it, naming the option.
+      global.push(...argv.slice(i, i + 2));
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  const [name = "", ...rest] = argv.slice(i);
+  return { global, name, rest };
 }
 
 async function print(reply: Reply, ctx: CliContext, paint: Paint, name: string): Promise<number> {
@@ -153,7 +198,7 @@ export function problemLine(envelope: Envelope, name: string, paint: Paint): str
   const wait = envelope.retry_after_ms === undefined
     ? ""
     : `, after ${Math.ceil(envelope.retry_after_ms / 1000)} s`;
-  const message = envelope.error?.message ?? envelope.code;
+  const message = envelope.error ? forPeople(envelope.error.message, envelope) : envelope.code;
   return `${paint.red(`tracefetch ${name || "error"}:`)} ${message} ` +
     paint.dim(`(${envelope.code}; next: ${envelope.action}${wait})`);
 }
@@ -183,6 +228,13 @@ function processContext(machine: boolean): CliContext {
       const rl = createInterface({ input: process.stdin, output: process.stderr });
       try {
         return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+      } catch (error) {
+        // Ctrl-D or Ctrl-C at the question is a no, not a fault; end the question's line.
+        if ((error as Error)?.name === "AbortError") {
+          process.stderr.write("\n");
+          return false;
+        }
+        throw error;
       } finally {
         rl.close();
       }

@@ -10,14 +10,18 @@ import { type ManifestIssue, parseManifestText } from "../protocol/validate-mani
 import { decodeUtf8 } from "../transport/bounded-reader.ts";
 import { configFromEnv, type Env, type EnvConfig } from "../gateway/env-config.ts";
 import { ConfigError } from "../gateway/gateway-config.ts";
+import { manifestFileMissing } from "../gateway/start-problems.ts";
 import { errorCode } from "./saved-connection.ts";
 
 export type ManifestCheck =
   | { ok: true; manifest: Manifest; text: string }
   | { ok: false; code: EnvelopeCode; issues: ManifestIssue[] };
 
-/** Reads no more than one byte past the cap, so a huge file costs no more than a small one. */
-export async function readManifestFile(path: string): Promise<
+/**
+ * Reads no more than one byte past the cap, so a huge file costs no more than a small one. `from`
+ * names where the path came from, as `npm start` names TRACEFETCH_MANIFEST.
+ */
+export async function readManifestFile(path: string, from = "the command line"): Promise<
   { ok: true; text: string } | { ok: false; code: EnvelopeCode; message: string }
 > {
   let handle;
@@ -26,7 +30,7 @@ export async function readManifestFile(path: string): Promise<
   } catch (error) {
     const code = errorCode(error);
     return code === "ENOENT"
-      ? { ok: false, code: "not_found", message: `there is no file ${path}` }
+      ? { ok: false, code: "not_found", message: manifestFileMissing(path, from) }
       : { ok: false, code: "invalid_field", message: `cannot read ${path} (${code})` };
   }
   try {
@@ -75,8 +79,9 @@ export function checkManifestText(text: string, allowLoopback: boolean): Manifes
 export async function checkManifestFile(
   path: string,
   allowLoopback: boolean,
+  from?: string,
 ): Promise<ManifestCheck> {
-  const read = await readManifestFile(path);
+  const read = await readManifestFile(path, from);
   if (!read.ok) {
     return { ok: false, code: read.code, issues: [{ field: "manifest", message: read.message }] };
   }

@@ -3,10 +3,9 @@
  * one line per provider with its outcome and latency, and the search's warnings.
  */
 import type { Envelope, SearchResult } from "../protocol/envelope-schema.ts";
+import { TITLE_COLUMN_CHARS } from "../protocol/limits.ts";
+import { forPeople } from "./for-people.ts";
 import type { Paint } from "./paint.ts";
-
-/** Titles are cut to this many code points in the table, so each row fits a common terminal. */
-export const TITLE_COLUMN_CHARS = 48;
 
 export function searchResultOf(envelope: Envelope): SearchResult | null {
   const result = envelope.result;
@@ -59,7 +58,9 @@ export function renderSearch(envelope: Envelope, paint: Paint): string {
   const summary = `${envelope.code}: ${merged.length} results from ${ran - failed} of ${ran} ` +
     `providers in ${result.latency_ms.total} ms (request ${envelope.request_id})`;
   lines.push("", envelope.ok ? summary : paint.red(summary));
-  for (const warning of result.warnings) lines.push(paint.yellow(`warning: ${warning}`));
+  for (const warning of result.warnings) {
+    lines.push(paint.yellow(`warning: ${forPeople(warning, envelope)}`));
+  }
   return `${lines.join("\n")}\n`;
 }
 

@@ -3,7 +3,7 @@
  * http to a host that is not loopback: such a target is refused before anything is sent.
  */
 import type { RequestProblem } from "../protocol/search-request.ts";
-import { isLoopbackHost } from "../protocol/validate-manifest.ts";
+import { endpointProblem, isLoopbackHost, keepsSecretsInTransit } from "../protocol/url-policy.ts";
 import { readSavedConnection, type SavedState } from "./saved-connection.ts";
 
 /** Where `npm start` listens. */
@@ -28,31 +28,22 @@ export type TargetResult =
 /** Why no target: the URL given, the saved connection, or the token's way there. */
 export type Refusal = "gateway_url" | "saved_connection" | "token_transport";
 
-/** A gateway URL a person typed, checked: http(s), no credentials, no query or fragment. */
+/** A gateway URL a person typed, checked by the one URL policy (src/protocol/url-policy.ts). */
 export function parseGatewayUrl(
   text: string,
 ): { ok: true; url: URL } | { ok: false; message: string } {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
+  const problem = endpointProblem(text, true, "gateway");
+  if (problem !== null) {
+    // A URL that does not parse is echoed (a mistyped flag is easier to see); one that does may
+    // carry credentials, so it is not.
     return {
       ok: false,
-      message: `"${text}" is not an absolute URL (e.g. https://gateway.example)`,
+      message: URL.canParse(text)
+        ? `the gateway URL ${problem}`
+        : `the gateway URL "${text}" ${problem} (e.g. https://gateway.example)`,
     };
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, message: `the gateway URL must use https: or http:, not ${url.protocol}` };
-  }
-  if (url.username !== "" || url.password !== "") {
-    return {
-      ok: false,
-      message: "the gateway URL must not carry credentials; use a token variable",
-    };
-  }
-  if (url.search !== "" || url.hash !== "") {
-    return { ok: false, message: "the gateway URL must not carry a query or fragment" };
-  }
+  const url = new URL(text);
   if (!url.pathname.endsWith("/")) url.pathname = `${url.pathname}/`;
   return { ok: true, url };
 }
@@ -64,9 +55,20 @@ export function displayUrl(base: URL): string {
 
 /** Why a token may not go to this URL, or null when it may. */
 export function tokenTransportProblem(base: URL, tokenEnv: string): string | null {
-  if (base.protocol === "https:" || isLoopbackHost(base.hostname)) return null;
+  if (keepsSecretsInTransit(base)) return null;
   return `refusing to send the token in ${tokenEnv} over plain http to ${base.host}: ` +
     `use an https: gateway URL, or unset ${tokenEnv} to call it anonymously`;
+}
+
+/**
+ * What to suggest when a gateway cannot be reached: on this machine, starting one; for a search,
+ * also searching in process, which needs no gateway.
+ */
+export function unreachableHint(base: URL, search: boolean): string {
+  const local = isLoopbackHost(base.hostname)
+    ? "start one with npm start (in the tracefetch-edge checkout)"
+    : "check the URL (--gateway, or the one tracefetch connect saved)";
+  return search ? `${local}, or search in process with --manifest FILE` : local;
 }
 
 export async function resolveTarget(

@@ -48,11 +48,11 @@ export async function readSavedConnection(
   const parsed = v.safeParse(SavedConnectionSchema, json);
   if (!parsed.success) {
     const issue = parsed.issues[0];
-    const field = (issue?.path ?? []).map((p) => String(p.key)).join(".") || "file";
+    const field = v.getDotPath(issue) || "file";
     return {
       kind: "broken",
       path,
-      message: `is not a saved connection (${field}: ${issue?.message})`,
+      message: `is not a saved connection (${field}: ${issue.message})`,
     };
   }
   return { kind: "saved", path, connection: parsed.output };

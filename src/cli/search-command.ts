@@ -17,7 +17,7 @@ import { parseCommandArgs } from "./parse-command-args.ts";
 import { progressLine } from "./progress-line.ts";
 import { readStdinRequest } from "./read-stdin-request.ts";
 import { renderSearch } from "./render-search.ts";
-import { resolveTarget } from "./resolve-target.ts";
+import { resolveTarget, unreachableHint } from "./resolve-target.ts";
 import { problemReply, requestProblemReply } from "./usage-reply.ts";
 
 /** Options that shape the request; with `search -` the request comes from stdin alone. */
@@ -118,6 +118,7 @@ export async function searchCommand(args: string[], ctx: CliContext): Promise<Re
         timeoutMs: request.timeout_ms + GATEWAY_GRACE_MS,
         requestId,
         fetch: ctx.fetch,
+        unreachable: unreachableHint(target.target.base, true),
         // Machine mode reads the plain envelope: the gateway's answer exactly, nothing rebuilt.
         ...(ctx.machine ? {} : {
           stream: (event) => {

@@ -41,7 +41,12 @@ export async function serveCommand(args: string[], ctx: CliContext): Promise<Rep
   const stop = ctx.interrupted();
   let running;
   try {
-    running = await launch(env, listen, createNodeFetch());
+    running = await launch(
+      env,
+      listen,
+      createNodeFetch(),
+      values.manifest !== undefined ? "--manifest" : undefined,
+    );
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (error instanceof ConfigError || (typeof code === "string" && FIXABLE.has(code))) {
@@ -54,6 +59,7 @@ export async function serveCommand(args: string[], ctx: CliContext): Promise<Rep
     }
     throw error;
   }
+  for (const warning of running.warnings) ctx.writeStderr(`tracefetch serve: ${warning}\n`);
   ctx.writeStdout(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})\n`);
   await new Promise<void>((resolve) => {
     if (stop.aborted) resolve();

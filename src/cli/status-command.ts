@@ -6,7 +6,7 @@ import { callGateway } from "./call-gateway.ts";
 import type { Paint } from "./paint.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { table } from "./render-search.ts";
-import { displayUrl, resolveTarget } from "./resolve-target.ts";
+import { displayUrl, resolveTarget, unreachableHint } from "./resolve-target.ts";
 import { problemReply, requestProblemReply } from "./usage-reply.ts";
 
 export async function statusCommand(args: string[], ctx: CliContext): Promise<Reply> {
@@ -30,6 +30,7 @@ export async function statusCommand(args: string[], ctx: CliContext): Promise<Re
     timeoutMs: GATEWAY_STATUS_TIMEOUT_MS,
     requestId: ctx.requestId,
     fetch: ctx.fetch,
+    unreachable: unreachableHint(target.target.base, false),
   });
   const where = displayUrl(target.target.base);
   return { kind: "envelope", envelope, render: (paint) => renderStatus(envelope, where, paint) };

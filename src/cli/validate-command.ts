@@ -41,11 +41,7 @@ export async function validateCommand(args: string[], ctx: CliContext): Promise<
       error: {
         message: `${path} is not a valid manifest: ${
           formatManifestIssues(checked.issues.slice(0, 1))
-        }${
-          checked.issues.length > 1
-            ? ` (and ${checked.issues.length - 1} more in result.issues)`
-            : ""
-        }`,
+        }${checked.issues.length > 1 ? ` (and ${checked.issues.length - 1} more)` : ""}`,
         field: checked.issues[0]?.field ?? "manifest",
       },
       result: { manifest: path, valid: false, providers: 0, issues: checked.issues },

@@ -1,11 +1,12 @@
 /**
- * Weighted reciprocal rank fusion (design 5): score = sum over providers of weight / (k + rank).
- * Inputs are walked in plan order, so the output is identical whatever order providers answered in.
+ * Weighted reciprocal rank fusion (docs/architecture.md): score = sum over providers of
+ * weight / (k + rank). Inputs are walked in plan order, so the output is identical whatever order
+ * providers answered in.
  */
 import type { EvidenceState, Sensitivity } from "../protocol/codes.ts";
 import type { Candidate, MergedEntry } from "../protocol/envelope-schema.ts";
 import { RRF_K } from "../protocol/limits.ts";
-import { dedupKey } from "./dedup-key.ts";
+import { dedupKey, shownLocator } from "./dedup-key.ts";
 
 /** One successful attempt, as fusion sees it. */
 export type FusionInput = {
@@ -64,7 +65,8 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
       if (RESTRICTIVENESS[input.sensitivity] > RESTRICTIVENESS[e.sensitivity]) {
         e.sensitivity = input.sensitivity;
       }
-      // The entry shows its best-ranked appearance; on a tie the earlier one in plan order stays.
+      // The entry shows its best-ranked appearance (its locator as shownLocator tidies it); on a
+      // tie the earlier one in plan order stays.
       if (rank < w.shownRank) {
         w.shownRank = rank;
         show(e, c, input);
@@ -83,7 +85,7 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
     const evidence_state: EvidenceState = e.sensitivity === "internal"
       ? "candidate-only-internal"
       : e.evidence_state;
-    return { rank: i + 1, ...e, evidence_state };
+    return { rank: i + 1, ...e, locator: shownLocator(e.locator), evidence_state };
   });
 }
 

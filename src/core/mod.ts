@@ -9,7 +9,8 @@
  * - Every attempt has a deadline (min of its provider's timeout and the caller's, less the fusion
  *   reserve) and is aborted when the caller leaves.
  * - Fusion walks attempts in plan order, so the output is the same whatever order answers arrive in.
- * - Every candidate is sanitised (design 3.3) before fusion or a caller sees it.
+ * - Every candidate is sanitised (the bounds in docs/protocol.md) before fusion or a caller sees
+ *   it.
  */
 export * from "./dedup-key.ts";
 export * from "./fan-out.ts";

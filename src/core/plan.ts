@@ -5,7 +5,9 @@
 import type { SkipReason } from "../protocol/codes.ts";
 import type { Decision } from "../protocol/envelope-schema.ts";
 import type { Manifest, ProviderSpec } from "../protocol/manifest-schema.ts";
-import type { RequestProblem, SearchRequest } from "../protocol/search-request.ts";
+import { didYouMean } from "../protocol/did-you-mean.ts";
+import { MAX_LISTED_NAMES } from "../protocol/limits.ts";
+import { listOf, type RequestProblem, type SearchRequest } from "../protocol/search-request.ts";
 
 export type Plan = {
   /** Providers to contact, in manifest order. */
@@ -30,6 +32,17 @@ export type PlanResult = { ok: true; plan: Plan } | { ok: false; problem: Reques
 
 export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult {
   const all = ctx.manifest.providers;
+  // Nothing the caller writes can select a provider; the one who can fix this is the operator.
+  if (all.length === 0) {
+    return {
+      ok: false,
+      problem: {
+        code: "no_providers_selected",
+        message:
+          "this gateway's manifest declares no providers, so no search can run; its operator must add some",
+      },
+    };
+  }
   const visible = all.filter((p) => ctx.entitlement(p) === "granted");
   const selected = select(request, all, visible, ctx.entitlement);
   if (!selected.ok) return selected;
@@ -92,7 +105,12 @@ function select(
 ): Selection {
   const inScope = scopeMembers(request.scope ?? "auto", all, visible);
   if (inScope === null) {
-    return refuse("unknown_scope", `there is no scope "${request.scope}"`, "scope");
+    const scope = request.scope as string;
+    return refuse(
+      "unknown_scope",
+      `there is no scope "${scope}"${choices(scope, "scopes", visibleScopes(visible))}`,
+      "scope",
+    );
   }
   // A manifest scope whose providers this caller may not see is refused like naming them.
   const hidden = request.scope === null
@@ -106,7 +124,12 @@ function select(
   for (const name of named) {
     const spec = all.find((p) => p.name === name);
     if (spec === undefined) {
-      return refuse("unknown_provider", `there is no provider "${name}"`, "providers");
+      const names = visible.map((p) => p.name);
+      return refuse(
+        "unknown_provider",
+        `there is no provider "${name}"${choices(name, "providers", names)}`,
+        "providers",
+      );
     }
     if (!visible.includes(spec)) return notEntitled(spec, entitlement);
     if (request.scope !== null && !inScope.includes(spec)) {
@@ -119,6 +142,32 @@ function select(
   }
   // Without a scope, the named providers are the selection (an isolated one may run alone).
   return { ok: true, providers: visible.filter((p) => named.has(p.name)) };
+}
+
+/**
+ * The scopes a caller may search: the request scopes that select anything it may see, then the
+ * scopes of the providers it may see. A scope only hidden providers declare is never named.
+ */
+function visibleScopes(visible: readonly ProviderSpec[]): string[] {
+  const scopes = ["auto"];
+  if (visible.some((p) => !p.isolated && p.sensitivity === "public")) scopes.push("public");
+  for (const p of visible) if (!scopes.includes(p.scope)) scopes.push(p.scope);
+  return scopes;
+}
+
+/**
+ * What a caller may use instead of an unknown name: the closest one, then all in manifest order
+ * (at most MAX_LISTED_NAMES), only from what it may see, so a hidden provider is never named.
+ */
+function choices(name: string, what: string, known: readonly string[]): string {
+  if (known.length === 0) return `; there are no ${what} you may use`;
+  const hint = didYouMean(name, known);
+  const listed = known.length > MAX_LISTED_NAMES
+    ? `${known.slice(0, MAX_LISTED_NAMES).join(", ")} and ${
+      known.length - MAX_LISTED_NAMES
+    } more (GET /v1/providers lists them)`
+    : listOf(known);
+  return `${hint === null ? "" : ` (${hint})`}; the ${what} you may use: ${listed}`;
 }
 
 /** Names of sensitive providers are not secret, their content is: say what access would need. */

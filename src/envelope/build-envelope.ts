@@ -1,6 +1,6 @@
 /**
- * Builds envelopes. Every answer of every route is one of these (design 4.2); the header always
- * comes from the code table.
+ * Builds envelopes. Every answer of every route is one of these (docs/envelope.md); the header
+ * always comes from the code table.
  */
 import type { Command, EnvelopeCode } from "../protocol/codes.ts";
 import type { Envelope, Mining } from "../protocol/envelope-schema.ts";

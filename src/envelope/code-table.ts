@@ -1,6 +1,6 @@
 /**
  * The one table that maps every envelope code to its exit code, status, action, retryability and
- * HTTP status (design 4.2). The HTTP layer, the CLI and the streaming `done` event all read it.
+ * HTTP status (docs/envelope.md, "Codes"). The HTTP layer, the CLI and the streaming `done` event all read it.
  */
 import type { EnvelopeAction, EnvelopeCode, EnvelopeStatus } from "../protocol/codes.ts";
 
@@ -127,7 +127,10 @@ export const CODES = {
   },
 } as const satisfies Record<EnvelopeCode, CodeRow>;
 
-/** The row for a code, adjusted where the design makes it depend on the search. */
+/**
+ * The row for a code, adjusted where it depends on the search: `all_providers_failed` is
+ * retryable, with action `retry`, when any failed attempt was (docs/envelope.md).
+ */
 export function codeRow(code: EnvelopeCode, anyRetryable = false): CodeRow {
   const row: CodeRow = CODES[code];
   if (code === "all_providers_failed" && anyRetryable) {

@@ -10,6 +10,7 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_INFLIGHT,
   DEFAULT_MAX_PROVIDERS,
+  MAX_ECHOED_SETTING_CHARS,
 } from "../protocol/limits.ts";
 
 /** Environment variables or Workers bindings, by name. */
@@ -109,5 +110,9 @@ function integer(env: Env, name: string, min: number, max: number): number | nul
 
 /** The value as one line of JSON, cut short: an error line must stay one line. */
 function quoted(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value);
+  return JSON.stringify(
+    value.length > MAX_ECHOED_SETTING_CHARS
+      ? `${value.slice(0, MAX_ECHOED_SETTING_CHARS)}...`
+      : value,
+  );
 }

@@ -11,7 +11,7 @@ import {
 } from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
 import {
-  formatManifestIssues,
+  manifestRefusal,
   parseManifestText,
   validateManifest,
 } from "../protocol/validate-manifest.ts";
@@ -55,6 +55,8 @@ export type GatewayConfig = {
   heartbeatMs?: number | undefined;
   /** Connections one search may have waiting for headers at once (6 on Workers); unbounded if absent. */
   maxPendingConnections?: number | undefined;
+  /** Told, one line each, what in an accepted configuration will not work as its author expects. */
+  onWarning?: ((line: string) => void) | undefined;
 };
 
 export type ResolvedAuth = {
@@ -92,7 +94,8 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
   const parsed = typeof config.manifest === "string"
     ? parseManifestText(config.manifest, { allowLoopback })
     : validateManifest(config.manifest, { allowLoopback });
-  if (!parsed.ok) throw new ConfigError(`invalid manifest: ${formatManifestIssues(parsed.issues)}`);
+  if (!parsed.ok) throw new ConfigError(manifestRefusal(parsed.issues));
+  for (const line of manifestWarnings(parsed.manifest)) config.onWarning?.(line);
   const fetchImpl: typeof fetch = config.fetch ?? ((input, init) => fetch(input, init));
   const settings = readAuthSettings(fromEnv.auth, allowLoopback);
   const secrets = new Map<string, string>();
@@ -127,6 +130,18 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
       ? null
       : positive("maxPendingConnections", config.maxPendingConnections, 1),
   };
+}
+
+/**
+ * What a valid manifest will not do as its author expects, one line each: a manifest with no
+ * providers starts, and then refuses every search.
+ */
+export function manifestWarnings(manifest: Manifest): string[] {
+  return manifest.providers.length === 0
+    ? [
+      "the manifest declares no providers: every search will answer no_providers_selected until it lists some (docs/protocol.md)",
+    ]
+    : [];
 }
 
 /** A programmatic setting (the environment's are checked by configFromEnv). */

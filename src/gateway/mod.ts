@@ -25,4 +25,5 @@ export * from "./gateway-state.ts";
 export * from "./remote-builtins.ts";
 export * from "./search-run.ts";
 export * from "./slots.ts";
+export * from "./start-problems.ts";
 export * from "./version.ts";

@@ -3,7 +3,7 @@
  * with base URL overrides checked against the loopback setting configFromEnv read.
  */
 import type { SearchAdapter } from "../protocol/provider-contract.ts";
-import { builtinsFromEnv, type RemoteBuiltinName } from "../transport/builtins/mod.ts";
+import { builtinsFromEnv, type RemoteBuiltinName } from "../builtins/mod.ts";
 import type { Env } from "./env-config.ts";
 
 export function remoteBuiltins(
@@ -11,10 +11,5 @@ export function remoteBuiltins(
   allowLoopback: boolean,
   fetchImpl?: typeof fetch,
 ): Partial<Record<RemoteBuiltinName, SearchAdapter>> {
-  // builtinsFromEnv reads TRACEFETCH_ALLOW_LOOPBACK itself and knows only "1": it gets the value
-  // as parsed here, so every spelling configFromEnv accepts means the same to it.
-  return builtinsFromEnv(
-    { ...env, TRACEFETCH_ALLOW_LOOPBACK: allowLoopback ? "1" : "0" },
-    fetchImpl,
-  );
+  return builtinsFromEnv(env, { allowLoopback, fetch: fetchImpl });
 }

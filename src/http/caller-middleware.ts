@@ -16,6 +16,7 @@ export type GatewayEnv = { Variables: { requestId: string; caller: Caller } };
 const OPEN_ROUTES = new Set(["/v1/status", "/.well-known/jwks.json"]);
 
 export function commandOf(pathname: string): Command {
+  if (pathname === "/") return "index";
   if (pathname === "/v1/search") return "search";
   if (pathname === "/v1/providers") return "providers";
   if (pathname === "/v1/status") return "status";

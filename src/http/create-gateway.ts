@@ -17,21 +17,11 @@ import { Slots } from "../gateway/slots.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
 import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
+import { prettyJson } from "./pretty-json.ts";
+import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
-
-const SEARCH_METHODS = "GET, POST";
-const READ_METHODS = "GET, HEAD";
-
-/** Every route, the command its envelopes carry, and the methods it allows (its 405's Allow). */
-const ROUTES: ReadonlyArray<readonly [string, Command, string]> = [
-  ["/v1/search", "search", SEARCH_METHODS],
-  ["/v1/providers", "providers", READ_METHODS],
-  ["/v1/status", "status", READ_METHODS],
-  ["/schemas/:file", "schema", READ_METHODS],
-  ["/.well-known/jwks.json", "unknown", READ_METHODS],
-];
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -65,6 +55,8 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     );
     await next();
   });
+  // Around everything after the request id, so a 404, a 405 or a refused token is indented too.
+  app.use("*", prettyJson());
   app.use("*", async (c, next) => {
     const path = new URL(c.req.url).pathname;
     // One spelling per route: `/v1/search/` is not `/v1/search`.
@@ -73,7 +65,7 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     }
     // Hono answers HEAD with its GET route; a HEAD search would contact every provider for nothing.
     if (c.req.raw.method === "HEAD" && path === "/v1/search") {
-      return notAllowed(c, "search", SEARCH_METHODS);
+      return notAllowed(c, "search", "GET, POST");
     }
     await next();
   });
@@ -143,8 +135,8 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
 
   registerInfoRoutes(app, state);
 
-  for (const [path, command, allow] of ROUTES) {
-    app.all(path, (c) => notAllowed(c, command, allow));
+  for (const { pattern, command, allow } of ROUTES) {
+    app.all(pattern, (c) => notAllowed(c, command, allow));
   }
 
   app.notFound((c) =>

@@ -1,6 +1,6 @@
 /**
- * The routes that describe the gateway: providers and status (as the caller may see them), the JSON
- * Schemas, and the public keys providers verify gateway tokens with.
+ * The routes that describe the gateway: the index of routes, providers and status (as the caller
+ * may see them), the JSON Schemas, and the public keys providers verify gateway tokens with.
  */
 import type { Hono } from "hono";
 import type { ProviderListing } from "../protocol/envelope-schema.ts";
@@ -9,6 +9,7 @@ import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { VERSION } from "../gateway/version.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
+import { DOCS, ROUTES } from "./route-table.ts";
 import { SCHEMA_DOCUMENTS } from "./schema-documents.ts";
 
 /** Documents that change only with a deploy; a short cache spares repeated fetches. */
@@ -16,6 +17,24 @@ const DOCUMENT_CACHE = "public, max-age=300";
 
 export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): void {
   const { manifest } = state.config;
+
+  app.get("/", (c) => {
+    // Every caller gets the envelope, a browser too; an HTML page for `Accept: text/html` belongs
+    // here, answered before it.
+    return envelopeResponse(buildEnvelope("index", "ok", c.get("requestId"), {
+      result: {
+        name: "tracefetch-edge",
+        version: VERSION,
+        routes: ROUTES.map((r) => ({
+          path: r.path,
+          methods: r.allow.split(", "),
+          answers: r.answers,
+        })),
+        schemas: Object.keys(SCHEMA_DOCUMENTS).map((name) => `/schemas/${name}.json`),
+        docs: [...DOCS],
+      },
+    }));
+  });
 
   app.get("/v1/providers", (c) => {
     const providers: ProviderListing[] = state.visibleTo(c.get("caller")).map((p) => ({

@@ -1,9 +1,10 @@
 /**
- * HTTP: the thin Hono layer. Routes read input, call the gateway (src/gateway), and answer with
- * envelopes.
+ * HTTP: the gateway's thin Hono layer. Routes read input, call the gateway (src/gateway), and
+ * answer with envelopes.
  *
- * Boundary: no search logic and no configuration parsing live here; every answer's header comes
- * from the envelope table.
+ * Boundary: the gateway's routes only: no search logic and no configuration parsing live here (both
+ * are src/gateway's), nor a provider's side of the protocol (serveProvider is the kit's); every
+ * answer's header comes from the envelope table.
  *
  * Invariants:
  * - Every route, 404, 405 and uncaught faults included, answers with an envelope (the raw schema
@@ -12,4 +13,3 @@
  * - Endpoints never appear in an answer; the caller's credentials never go upstream.
  */
 export * from "./create-gateway.ts";
-export * from "./serve-provider.ts";

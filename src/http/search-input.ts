@@ -17,6 +17,8 @@ import {
   type RequestProblem,
   type SearchRequest,
 } from "../protocol/search-request.ts";
+import { didYouMean } from "../protocol/did-you-mean.ts";
+import { prettyProblem } from "./pretty-json.ts";
 import { decodeUtf8 } from "../transport/bounded-reader.ts";
 
 export type StreamParam = "ndjson" | "sse";
@@ -26,7 +28,10 @@ export type QueryRequest =
   | { ok: true; request: SearchRequest; stream: StreamParam | null }
   | { ok: false; problem: RequestProblem };
 
-/** Query parameters of the GET form and the fields they fill (`stream` only picks the format). */
+/**
+ * Query parameters of the GET form and the fields they fill: `stream` only picks the format, and
+ * `pretty` (indented JSON, read for every GET route by prettyJson) is no part of the request.
+ */
 const GET_PARAMS: ReadonlyMap<string, string> = new Map([
   ["q", "query"],
   ["scope", "scope"],
@@ -36,6 +41,7 @@ const GET_PARAMS: ReadonlyMap<string, string> = new Map([
   ["view", "view"],
   ["timeout_ms", "timeout_ms"],
   ["stream", "stream"],
+  ["pretty", "pretty"],
 ]);
 
 export function requestFromQuery(url: URL): QueryRequest {
@@ -62,11 +68,16 @@ export function requestFromQuery(url: URL): QueryRequest {
   if (stream !== undefined && stream !== "ndjson" && stream !== "sse") {
     return refuse("invalid_field", 'stream must be "ndjson" or "sse"', "stream");
   }
+  const pretty = given.get("pretty");
+  if (pretty !== undefined) {
+    const problem = prettyProblem([pretty]);
+    if (problem !== null) return refuse("invalid_field", problem, "pretty");
+  }
   if (!given.has("q")) return refuse("query_empty", 'the "q" parameter is required', "query");
   const input: Record<string, unknown> = {};
   for (const [name, value] of given) {
     const field = GET_PARAMS.get(name) as string;
-    if (field === "stream") continue;
+    if (field === "stream" || field === "pretty") continue;
     if (field === "providers") {
       input.providers = value === "" ? [] : value.split(",");
     } else if (field === "limit" || field === "timeout_ms") {
@@ -80,10 +91,13 @@ export function requestFromQuery(url: URL): QueryRequest {
 }
 
 function unknownParam(name: string): string {
-  const hint = name === "query" ? '; the query goes in "q"' : "";
-  return `unknown query parameter "${name}"${hint}; GET /v1/search takes ${
-    listOf([...GET_PARAMS.keys()])
-  }`;
+  const params = [...GET_PARAMS.keys()];
+  const hint = name === "query"
+    ? `did you mean "q"? the body's "query" is "q" in the GET form`
+    : didYouMean(name, params);
+  return `unknown query parameter "${name}"${
+    hint === null ? "" : ` (${hint})`
+  }; GET /v1/search takes ${listOf(params)}`;
 }
 
 type DecodedQuery =

@@ -13,7 +13,17 @@ import {
 } from "../protocol/provider-wire.ts";
 import { JSON_CONTENT_TYPE } from "../transport/http-provider.ts";
 import { checkBounds } from "./check-bounds.ts";
-import type { ConformanceResponse } from "./conformance.ts";
+
+/** One answer as a report shows it. */
+export type ConformanceResponse = {
+  status: number;
+  content_type: string | null;
+  /** The decoded body, cut to MAX_REPORTED_BODY_CHARS (then `truncated` is true). */
+  body: string;
+  truncated: boolean;
+  /** Decoded bytes received. */
+  bytes: number;
+};
 
 /** What a case sees of one exchange that got a complete answer. */
 export type Exchange = {
@@ -25,16 +35,20 @@ export type Exchange = {
 };
 
 export type CaseContext = {
-  name: string;
-  scope: string;
+  /** The declared name and scope; null when none were given, and `identity` is not checked. */
+  name: string | null;
+  scope: string | null;
   /** A query that matches something. */
   query: string;
   /** A query that matches nothing: one random token no corpus holds. */
   nonsense: string;
 };
 
-/** `fail` decides the verdict; `advice` is reported without failing the case. */
-export type Judgement = { fail: string[]; advice: string[] };
+/**
+ * `fail` decides the verdict; `advice` is reported without failing the case. `notChecked` says why
+ * a case had nothing to compare with: its verdict is then neither pass nor fail.
+ */
+export type Judgement = { fail: string[]; advice: string[]; notChecked?: string };
 
 type CaseSpec = {
   case: string;
@@ -87,7 +101,19 @@ export const CONFORMANCE_CASES = [
     case: "identity",
     expects: "provider and scope equal the declared name and scope",
     body: (c) => search(c.query, 1),
-    check: (x, c) => ({ fail: validAnswer(x, c).problems, advice: [] }),
+    check: (x, c) => {
+      if (c.name === null || c.scope === null) {
+        const said = reportedIdentity(x);
+        return {
+          fail: [],
+          advice: [],
+          notChecked: said === null
+            ? "no name and scope were declared, and the answer names none"
+            : `no name and scope were declared; the provider says provider "${said.provider}", scope "${said.scope}"`,
+        };
+      }
+      return { fail: validAnswer(x, { name: c.name, scope: c.scope }).problems, advice: [] };
+    },
   },
   {
     case: "bounds",
@@ -138,7 +164,7 @@ export type ConformanceCaseName = (typeof CONFORMANCE_CASES)[number]["case"];
  */
 function validAnswer(
   x: Exchange,
-  declared: CaseContext | null = null,
+  declared: { name: string; scope: string } | null = null,
 ): { problems: string[]; answer: ProviderResponse | null } {
   const r = x.response;
   if (r.status !== 200) {
@@ -162,6 +188,15 @@ function validAnswer(
   }
   // The raw JSON, not the schema's output: the bounds check must see every key as sent.
   return { problems: [], answer: checked.json as ProviderResponse };
+}
+
+/** The provider and scope a 200 answer names, whether or not the rest of it is valid. */
+export function reportedIdentity(x: Exchange): { provider: string; scope: string } | null {
+  if (x.response.status !== 200) return null;
+  const json = x.json as { provider?: unknown; scope?: unknown } | null | undefined;
+  if (typeof json !== "object" || json === null) return null;
+  const { provider, scope } = json;
+  return typeof provider === "string" && typeof scope === "string" ? { provider, scope } : null;
 }
 
 function withinLimit(x: Exchange, c: CaseContext, limit: number): Judgement {

@@ -10,11 +10,18 @@ import {
   type CaseContext,
   CONFORMANCE_CASES,
   type ConformanceCaseName,
+  type ConformanceResponse,
   type Exchange,
+  type Judgement,
+  reportedIdentity,
 } from "./conformance-cases.ts";
 import { parseJson } from "../protocol/json-value.ts";
 
-export { CONFORMANCE_CASES, type ConformanceCaseName } from "./conformance-cases.ts";
+export {
+  CONFORMANCE_CASES,
+  type ConformanceCaseName,
+  type ConformanceResponse,
+} from "./conformance-cases.ts";
 
 /** Long enough for a slow search backend, short enough that a hung provider fails promptly. */
 export const DEFAULT_CONFORMANCE_TIMEOUT_MS = 10_000;
@@ -28,9 +35,12 @@ export const MAX_REPORTED_REASONS = 10;
 export const NONSENSE_QUERY_PREFIX = "zzqx";
 
 export type ConformanceOptions = {
-  /** The provider and scope the manifest would declare for this endpoint. */
-  name: string;
-  scope: string;
+  /**
+   * The provider and scope the manifest would declare for this endpoint, both or neither: without
+   * them the `identity` case is not checked, and the report says what the provider calls itself.
+   */
+  name?: string;
+  scope?: string;
   fetch?: typeof fetch;
   /** Per request, from sending it to the end of its body. */
   timeoutMs?: number;
@@ -47,16 +57,6 @@ export type ConformanceRequest = {
   body: string;
 };
 
-export type ConformanceResponse = {
-  status: number;
-  content_type: string | null;
-  /** The decoded body, cut to MAX_REPORTED_BODY_CHARS (then `truncated` is true). */
-  body: string;
-  truncated: boolean;
-  /** Decoded bytes received. */
-  bytes: number;
-};
-
 export type ConformanceEntry = {
   case: ConformanceCaseName;
   /** What the case checks, in one sentence. */
@@ -64,17 +64,25 @@ export type ConformanceEntry = {
   request: ConformanceRequest;
   /** null: no complete answer (refused, reset, timed out); the reasons say which. */
   response: ConformanceResponse | null;
-  verdict: "pass" | "fail";
-  /** Why the case failed; on a pass, advice that did not fail it, each starting with "advice:". */
+  /** `not_checked`: nothing to compare with (`identity` without a declared name and scope). */
+  verdict: "pass" | "fail" | "not_checked";
+  /**
+   * Why the case failed, or why it was not checked; on a pass, advice that did not fail it, each
+   * starting with "advice:".
+   */
   reasons: string[];
 };
 
 export type ConformanceReport = {
   /** The endpoint checked, with any credentials in the URL removed. */
   endpoint: string;
-  name: string;
-  scope: string;
+  /** The declared name and scope; null when none were given. */
+  name: string | null;
+  scope: string | null;
+  /** The provider and scope the first answer that named them gave; null when none did. */
+  reported: { provider: string; scope: string } | null;
   query: string;
+  /** No case failed (a case not checked does not fail). */
   ok: boolean;
   /** One entry per case, in CONFORMANCE_CASES order. */
   cases: ConformanceEntry[];
@@ -82,7 +90,8 @@ export type ConformanceReport = {
 
 /**
  * Throws a TypeError for an endpoint the gateway could never call (the URL policy, with http: on
- * loopback allowed as for a provider under development); everything else is reported.
+ * loopback allowed as for a provider under development) and for a name without a scope or the
+ * reverse; everything else is reported.
  */
 export async function runConformance(
   endpoint: string,
@@ -90,10 +99,13 @@ export async function runConformance(
 ): Promise<ConformanceReport> {
   const problem = endpointProblem(endpoint, true);
   if (problem !== null) throw new TypeError(`the endpoint ${problem}`);
+  if ((options.name === undefined) !== (options.scope === undefined)) {
+    throw new TypeError("declare both name and scope, or neither");
+  }
   const url = new URL(endpoint);
   const context: CaseContext = {
-    name: options.name,
-    scope: options.scope,
+    name: options.name ?? null,
+    scope: options.scope ?? null,
     query: options.query ?? DEFAULT_CONFORMANCE_QUERY,
     nonsense: `${NONSENSE_QUERY_PREFIX}${hex(8)}`,
   };
@@ -102,6 +114,7 @@ export async function runConformance(
     Object.entries(options.headers ?? {}).map(([k, value]) => [k.toLowerCase(), value]),
   );
   const cases: ConformanceEntry[] = [];
+  let reported: ConformanceReport["reported"] = null;
   // One case at a time: a provider under test is not a load test, and the order stays stable.
   for (const spec of CONFORMANCE_CASES) {
     const body = spec.body(context);
@@ -116,7 +129,8 @@ export async function runConformance(
       if (!(name in headers)) shown[name] = "[redacted]";
     }
     const sent = await send(url.href, { ...extra, ...headers }, body, options);
-    const judged = "failure" in sent
+    if (reported === null && !("failure" in sent)) reported = reportedIdentity(sent);
+    const judged: Judgement = "failure" in sent
       ? { fail: [sent.failure], advice: [] }
       : spec.check(sent, context);
     const fail = judged.fail.length > MAX_REPORTED_REASONS
@@ -130,18 +144,23 @@ export async function runConformance(
       expects: spec.expects,
       request: { method: "POST", headers: shown, body },
       response: sent.response,
-      verdict: fail.length === 0 ? "pass" : "fail",
-      reasons: [...fail, ...judged.advice.map((a) => `advice: ${a}`)],
+      verdict: fail.length > 0 ? "fail" : judged.notChecked === undefined ? "pass" : "not_checked",
+      reasons: [
+        ...fail,
+        ...(judged.notChecked === undefined ? [] : [`not checked: ${judged.notChecked}`]),
+        ...judged.advice.map((a) => `advice: ${a}`),
+      ],
     });
   }
   url.username = "";
   url.password = "";
   return {
     endpoint: url.href,
-    name: options.name,
-    scope: options.scope,
+    name: context.name,
+    scope: context.scope,
+    reported,
     query: context.query,
-    ok: cases.every((c) => c.verdict === "pass"),
+    ok: cases.every((c) => c.verdict !== "fail"),
     cases,
   };
 }

@@ -7,17 +7,25 @@ import type { ConformanceReport } from "./conformance.ts";
 
 export function formatTranscript(report: ConformanceReport): string {
   const passed = report.cases.filter((c) => c.verdict === "pass").length;
+  const notChecked = report.cases.filter((c) => c.verdict === "not_checked").length;
+  const said = report.reported === null
+    ? "no answer names a provider and scope"
+    : `the provider says provider "${report.reported.provider}", scope "${report.reported.scope}"`;
   const lines = [
     "TraceFetch provider conformance",
     `endpoint: ${report.endpoint}`,
-    `declared: provider "${report.name}", scope "${report.scope}"`,
+    report.name === null || report.scope === null
+      ? `declared: nothing, so identity is not checked; ${said}`
+      : `declared: provider "${report.name}", scope "${report.scope}"`,
     `query:    ${JSON.stringify(report.query)}`,
-    `result:   ${report.ok ? "PASS" : "FAIL"} (${passed} of ${report.cases.length} cases pass)`,
+    `result:   ${report.ok ? "PASS" : "FAIL"} (${passed} of ${report.cases.length} cases pass${
+      notChecked === 0 ? "" : `, ${notChecked} not checked`
+    })`,
   ];
   report.cases.forEach((c, i) => {
     lines.push(
       "",
-      `=== ${i + 1}/${report.cases.length} ${c.case}: ${c.verdict.toUpperCase()}`,
+      `=== ${i + 1}/${report.cases.length} ${c.case}: ${c.verdict.replace("_", " ").toUpperCase()}`,
       `expects: ${c.expects}`,
       "",
       `> ${c.request.method} ${report.endpoint}`,

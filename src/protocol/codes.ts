@@ -139,6 +139,8 @@ export const COMMANDS = [
   "expand",
   "schema",
   "validate",
+  "conformance",
+  "index",
   "unknown",
 ] as const;
 export type Command = (typeof COMMANDS)[number];

@@ -158,20 +158,40 @@ export const ConnectResultSchema = v.strictObject({
 /** `tracefetch conformance`: a provider endpoint checked case by case (the transcript is for people). */
 export const ConformanceResultSchema = v.strictObject({
   endpoint: v.string(),
-  provider: v.string(),
-  scope: v.string(),
+  /** The declared name and scope (`--name`, `--scope`); null when none were given. */
+  provider: v.nullable(v.string()),
+  scope: v.nullable(v.string()),
+  /** The provider and scope the provider's own answers named; null when no answer named them. */
+  reported: v.nullable(v.strictObject({ provider: v.string(), scope: v.string() })),
+  /** The query the limit cases searched for. */
+  query: v.string(),
   passed: Int,
   failed: Int,
+  /** Cases with nothing to compare with (`identity` when no name and scope were declared). */
+  not_checked: Int,
   cases: v.array(
     v.strictObject({
       case: v.string(),
-      verdict: v.picklist(["pass", "fail"]),
+      verdict: v.picklist(["pass", "fail", "not_checked"]),
       expects: v.string(),
       /** The HTTP status received, or null when no complete answer came. */
       status: v.nullable(Int),
       reasons: v.array(v.string()),
     }),
   ),
+});
+
+/** `GET /`: what this gateway is and the routes it answers, for a person or an agent arriving. */
+export const IndexResultSchema = v.strictObject({
+  name: v.literal("tracefetch-edge"),
+  version: v.string(),
+  routes: v.array(
+    v.strictObject({ path: v.string(), methods: v.array(v.string()), answers: v.string() }),
+  ),
+  /** The JSON Schemas this gateway serves, as paths on it. */
+  schemas: v.array(v.string()),
+  /** The documents that describe the routes and answers, as paths in the source repository. */
+  docs: v.array(v.string()),
 });
 
 export const MiningSchema = v.strictObject({
@@ -203,6 +223,7 @@ export const EnvelopeSchema = v.strictObject({
       ValidateResultSchema,
       ConnectResultSchema,
       ConformanceResultSchema,
+      IndexResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),

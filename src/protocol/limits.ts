@@ -1,6 +1,8 @@
 /**
- * Every bound of the gateway, each with the reason for its value. Nothing else in the tree may
- * hold a literal limit: import it from here so a reviewer sees all of them in one place.
+ * Every bound of the gateway, its CLI and its kit, each with the reason for its value. No other
+ * file under src/ holds a literal limit: import it from here so a reviewer sees all of them in one
+ * place. The example providers under providers/ stand for outside authors and keep their own
+ * bounds beside their code.
  */
 
 /** TraceFetch 1.0's stdout cap, counted after decompression: a gzip bomb must cost no more. */
@@ -130,7 +132,10 @@ export const MAX_ERROR_BODY_BYTES = 65_536;
 /** A provider request is one small JSON object (a query of MAX_QUERY_CHARS and a limit); anything larger is not one. */
 export const MAX_PROVIDER_REQUEST_BYTES = 65_536;
 
-/** How much of a third-party API's error message a failure quotes: enough for "Bad credentials", not a page. */
+/**
+ * How much of what a third-party API sent (its error message, a content type it should not have
+ * sent) a failure quotes: enough for "Bad credentials", not a page.
+ */
 export const MAX_QUOTED_CHARS = 160;
 
 /** A manifest endpoint, in UTF-16 code units: as long as a locator, far beyond any real URL. */
@@ -139,5 +144,65 @@ export const MAX_ENDPOINT_CHARS = 2_000;
 /** A provider's fusion weight: a thousand times the default is already "only this one counts". */
 export const MAX_PROVIDER_WEIGHT = 1_000;
 
-/** Provider, scope and tier names in a search request: longer than any manifest name, short enough to echo. */
-export const MAX_IDENTIFIER_CHARS = 64;
+/**
+ * Provider, scope and tier names in the manifest: long enough for any real name, short enough to
+ * sit in URLs, logs and JWT audiences and to be echoed.
+ */
+export const MAX_NAME_CHARS = 64;
+
+/** An environment binding's name in the manifest or the CLI: far beyond any real variable name. */
+export const MAX_BINDING_CHARS = 128;
+
+/** Provider, scope and tier names in a search request: as long as a manifest name, no longer. */
+export const MAX_IDENTIFIER_CHARS = MAX_NAME_CHARS;
+
+/**
+ * How deep a thrown error's `cause` chain is walked for a code or a message: Node's fetch puts its
+ * system error a level or two down, and a cyclic or runaway chain must not be walked forever.
+ */
+export const MAX_ERROR_CAUSE_DEPTH = 4;
+
+/**
+ * A setting's value quoted in the one-line error that refuses it: enough to recognise a typo,
+ * short enough to stay one line.
+ */
+export const MAX_ECHOED_SETTING_CHARS = 64;
+
+/**
+ * Keep-alive connections to providers (Node): reused across searches, closed after idling this
+ * long so idle sockets do not pile up.
+ */
+export const PROVIDER_KEEP_ALIVE_MS = 10_000;
+
+/** A token larger than this is refused before any parsing: real tokens are well under 2 KiB. */
+export const MAX_TOKEN_BYTES = 8 * 1024;
+
+/** Clock skew tolerated on a token's exp, nbf and iat (an iat later than now plus this fails). */
+export const CLOCK_TOLERANCE_SECONDS = 30;
+
+/** A JWKS document is a few keys; 64 KiB bounds what an identity provider can make us hold. */
+export const MAX_JWKS_BYTES = 64 * 1024;
+
+/** A JWKS fetch gives up after this long; the gateway then answers 503 auth_unavailable. */
+export const JWKS_TIMEOUT_MS = 5_000;
+
+/** An unknown kid refetches the JWKS at most this often, so random kids cannot flood the IdP. */
+export const JWKS_COOLDOWN_MS = 30_000;
+
+/** Keys are refreshed at least this often so a rotation is picked up. */
+export const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** HS256 is for development, and only with a secret of at least 256 bits (RFC 7518 section 3.2). */
+export const MIN_HS256_SECRET_BYTES = 32;
+
+/** A provider token outlives its attempt's budget by this much: enough for clock skew, no more. */
+export const PROVIDER_TOKEN_SLACK_SECONDS = 5;
+
+/** The CLI's table cuts titles to this many code points, so each row fits a common terminal. */
+export const TITLE_COLUMN_CHARS = 48;
+
+/**
+ * Names an unknown-scope or unknown-provider message lists before "and N more": enough for any
+ * manifest a person reads whole, short enough to read on one line.
+ */
+export const MAX_LISTED_NAMES = 20;

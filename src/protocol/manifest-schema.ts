@@ -9,7 +9,9 @@ import * as v from "valibot";
 import {
   DEFAULT_PROVIDER_MAX_CONCURRENCY,
   DEFAULT_PROVIDER_TIMEOUT_SECONDS,
+  MAX_BINDING_CHARS,
   MAX_ENDPOINT_CHARS,
+  MAX_NAME_CHARS,
   MAX_PROVIDER_MAX_CONCURRENCY,
   MAX_PROVIDER_TIMEOUT_SECONDS,
   MAX_PROVIDER_WEIGHT,
@@ -19,9 +21,9 @@ import { SENSITIVITIES } from "./codes.ts";
 export const MANIFEST_VERSION = "tracefetch.providers.v1";
 
 /** Provider names and scopes: lowercase identifiers that are safe in URLs, logs and JWT audiences. */
-export const NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+export const NAME_PATTERN = new RegExp(`^[a-z][a-z0-9_-]{0,${MAX_NAME_CHARS - 1}}$`);
 /** An environment binding's name, never its value. */
-export const BINDING_PATTERN = /^[A-Z_][A-Z0-9_]{0,127}$/;
+export const BINDING_PATTERN = new RegExp(`^[A-Z_][A-Z0-9_]{0,${MAX_BINDING_CHARS - 1}}$`);
 
 const Name = v.pipe(v.string(), v.regex(NAME_PATTERN));
 

@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import type { EnvelopeCode } from "./codes.ts";
+import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
 import {
@@ -151,7 +152,27 @@ export function parseSearchRequestText(text: string, source = "the body"): Parse
 }
 
 function unknownFieldMessage(field: string): string {
-  return `unknown field "${field}"; a search request has ${listOf(SEARCH_REQUEST_FIELDS)}`;
+  const hint = fieldHint(field);
+  return `unknown field "${field}"${hint === null ? "" : ` (${hint})`}; a search request has ${
+    listOf(SEARCH_REQUEST_FIELDS)
+  }`;
+}
+
+/**
+ * What a writer of an unknown field most likely meant. Names of the GET form are the usual slips:
+ * `q` is the GET form's `query`, and `stream` and `pretty` are GET parameters only.
+ */
+function fieldHint(field: string): string | null {
+  switch (field) {
+    case "q":
+      return 'did you mean "query"? "q" is its name in the GET form';
+    case "stream":
+      return "to stream, send Accept: application/x-ndjson or text/event-stream";
+    case "pretty":
+      return "pretty=1 is a query parameter of the GET routes";
+    default:
+      return didYouMean(field, SEARCH_REQUEST_FIELDS);
+  }
 }
 
 /** "a, b and c", for messages. */

@@ -4,8 +4,17 @@
  */
 import * as v from "valibot";
 import { BUILTIN_NAMES, RESERVED_SCOPES } from "./codes.ts";
-import { MAX_MANIFEST_BYTES } from "./limits.ts";
-import { type Manifest, ManifestSchema, type ProviderSpec } from "./manifest-schema.ts";
+import { MAX_ECHOED_SETTING_CHARS, MAX_MANIFEST_BYTES } from "./limits.ts";
+import { didYouMean } from "./did-you-mean.ts";
+import {
+  BINDING_PATTERN,
+  type Manifest,
+  ManifestSchema,
+  NAME_PATTERN,
+  ProviderEntrySchema,
+  type ProviderSpec,
+  TierSchema,
+} from "./manifest-schema.ts";
 import { isRecord } from "./json-value.ts";
 import { endpointProblem } from "./url-policy.ts";
 
@@ -28,11 +37,27 @@ export type ManifestOptions = {
   allowLoopback: boolean;
 };
 
-/** Renders issues as one line each, for logs and error envelopes. */
+/** One issue as a line: the provider, the field, and what is wrong with it. */
+export function manifestIssueLine(issue: ManifestIssue): string {
+  return `${
+    issue.provider ? `provider "${issue.provider}": ` : ""
+  }${issue.field}: ${issue.message}`;
+}
+
+/** Every issue on one line, separated by "; ", for an error envelope's message. */
 export function formatManifestIssues(issues: readonly ManifestIssue[]): string {
-  return issues
-    .map((i) => `${i.provider ? `provider "${i.provider}": ` : ""}${i.field}: ${i.message}`)
-    .join("; ");
+  return issues.map(manifestIssueLine).join("; ");
+}
+
+/**
+ * Why a gateway refuses to start with a manifest: one line per problem under a heading, or a single
+ * line when there is one problem.
+ */
+export function manifestRefusal(issues: readonly ManifestIssue[]): string {
+  const lines = issues.map(manifestIssueLine);
+  return lines.length === 1
+    ? `invalid manifest: ${lines[0]}`
+    : `invalid manifest, ${lines.length} problems:\n${lines.map((l) => `  ${l}`).join("\n")}`;
 }
 
 /** Parses manifest text (a file or a binding) under the size cap. */
@@ -128,7 +153,48 @@ function shapeIssue(issue: v.BaseIssue<unknown>, input: unknown): ManifestIssue 
   const message = issue.received === "undefined"
     ? "is required"
     : issue.type === "strict_object"
-    ? "is not a known field"
-    : `${issue.message.replace(/^Invalid [a-z]+: /i, "")}`;
+    ? unknownField(issue.path ?? [])
+    : patternMessage(issue) ?? `${issue.message.replace(/^Invalid [a-z]+: /i, "")}`;
   return provider === undefined ? { field, message } : { provider, field, message };
+}
+
+type PathItem = NonNullable<v.BaseIssue<unknown>["path"]>[number];
+
+/** An unknown key, with the known key of that object it is most likely a slip for. */
+function unknownField(path: readonly PathItem[]): string {
+  const key = path[path.length - 1]?.key;
+  const hint = typeof key === "string" ? didYouMean(key, knownFields(path)) : null;
+  return hint === null ? "is not a known field" : `is not a known field; ${hint}`;
+}
+
+/** The keys of the object an unknown key was found in, from where it sits in the manifest. */
+function knownFields(path: readonly PathItem[]): readonly string[] {
+  const parents = path.slice(0, -1).map((item) => item.key);
+  if (parents.length === 0) return Object.keys(ManifestSchema.entries);
+  if (parents[0] === "providers" && parents.length === 2) {
+    return Object.keys(ProviderEntrySchema.entries);
+  }
+  if (parents[0] === "providers" && parents[2] === "auth") return ["type", "secret"];
+  if (parents[0] === "tiers" && parents.length === 2) return Object.keys(TierSchema.entries);
+  return [];
+}
+
+/** The manifest's two patterns in words: a regular expression is no help to most readers. */
+function patternMessage(issue: v.BaseIssue<unknown>): string | null {
+  if (issue.type !== "regex") return null;
+  const requirement = (issue as v.RegexIssue<string>).requirement;
+  if (requirement === NAME_PATTERN) {
+    const got = String(issue.input);
+    const shown = got.length > MAX_ECHOED_SETTING_CHARS
+      ? `${got.slice(0, MAX_ECHOED_SETTING_CHARS)}...`
+      : got;
+    return `must be lowercase letters, digits, _ or -, starting with a letter, at most 64 characters; got ${
+      JSON.stringify(shown)
+    }`;
+  }
+  // The value is not repeated: a secret written where its variable's name belongs must not be.
+  if (requirement === BINDING_PATTERN) {
+    return "must be the name of an environment variable (uppercase letters, digits or _, not starting with a digit, at most 128 characters), never the secret itself";
+  }
+  return null;
 }

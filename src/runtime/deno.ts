@@ -17,6 +17,7 @@ const listen: Listen = (fetch, hostname, port) =>
 
 try {
   const running = await launch(Deno.env.toObject(), listen);
+  for (const line of running.warnings) console.error(`tracefetch: warning: ${line}`);
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   Deno.addSignalListener("SIGINT", () => void running.close().then(() => Deno.exit(0)));
 } catch (error) {

@@ -6,11 +6,18 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
+import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
 import { configFromEnv, type Env } from "../gateway/env-config.ts";
+import { ConfigError } from "../gateway/gateway-config.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
-import { corpusAdapter } from "../transport/corpus-adapter.ts";
+import {
+  fileErrorCode,
+  listenProblem,
+  manifestFileMissing,
+  manifestFileUnreadable,
+} from "../gateway/start-problems.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 export type Listen = (
@@ -20,13 +27,21 @@ export type Listen = (
   deadlines?: { headersTimeoutMs?: number; bodyTimeoutMs?: number },
 ) => Promise<Served>;
 
-export type Launched = { url: string; manifestSource: string; close: () => Promise<void> };
+export type Launched = {
+  url: string;
+  manifestSource: string;
+  /** What the configuration will not do as expected, one line each, for the runtime to print. */
+  warnings: string[];
+  close: () => Promise<void>;
+};
 
 export async function launch(
   env: Env,
   listen: Listen,
   /** The runtime's client for providers; the global fetch when absent. */
   fetchImpl?: typeof fetch,
+  /** Where TRACEFETCH_MANIFEST's value came from, for messages (`tracefetch serve --manifest`). */
+  manifestFrom = "TRACEFETCH_MANIFEST",
 ): Promise<Launched> {
   const settings = configFromEnv(env);
   const { host, manifest: configured } = settings;
@@ -38,7 +53,8 @@ export async function launch(
       ? embedded?.manifest
       : configured.startsWith("{")
       ? configured
-      : await readFile(configured, "utf8");
+      : await readManifest(configured, manifestFrom);
+    const warnings: string[] = [];
     const app = createGateway({
       manifest,
       env,
@@ -46,14 +62,22 @@ export async function launch(
       allowLoopback: embedded !== null || settings.allowLoopback,
       builtins: { workspace, ...remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
       fetch: fetchImpl,
+      onWarning: (line) => warnings.push(line),
     });
-    const gateway = await listen(app.fetch, host, settings.port, {
-      headersTimeoutMs: settings.headersTimeoutMs,
-      bodyTimeoutMs: settings.bodyTimeoutMs,
-    });
+    let gateway: Served;
+    try {
+      gateway = await listen(app.fetch, host, settings.port, {
+        headersTimeoutMs: settings.headersTimeoutMs,
+        bodyTimeoutMs: settings.bodyTimeoutMs,
+      });
+    } catch (error) {
+      const problem = listenProblem(error, host, settings.port);
+      throw problem === null ? error : new ConfigError(problem);
+    }
     return {
       url: `http://${host}:${gateway.port}`,
-      manifestSource: embedded ? "embedded default manifest" : "manifest from TRACEFETCH_MANIFEST",
+      manifestSource: embedded ? "embedded default manifest" : `manifest from ${manifestFrom}`,
+      warnings,
       close: async () => {
         await gateway.close();
         await embedded?.close();
@@ -61,6 +85,18 @@ export async function launch(
     };
   } catch (error) {
     await embedded?.close();
+    throw error;
+  }
+}
+
+/** The manifest file TRACEFETCH_MANIFEST names; a path that cannot be read stops the start in one line. */
+async function readManifest(path: string, from: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    const code = fileErrorCode(error);
+    if (code === "ENOENT") throw new ConfigError(manifestFileMissing(path, from));
+    if (code !== null) throw new ConfigError(manifestFileUnreadable(path, from, code));
     throw error;
   }
 }

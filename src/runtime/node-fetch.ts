@@ -12,16 +12,14 @@
 import { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { Agent, request } from "undici";
+import { PROVIDER_KEEP_ALIVE_MS } from "../protocol/limits.ts";
 import { UNDECODABLE_BODY } from "../transport/classify.ts";
-
-/** Keep-alive connections to providers: reused between searches, closed after idling this long. */
-const KEEP_ALIVE_MS = 10_000;
 
 /** Statuses whose Response may not carry a body (Fetch standard, "null body status"). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function createNodeFetch(): typeof fetch {
-  const agent = new Agent({ keepAliveTimeout: KEEP_ALIVE_MS });
+  const agent = new Agent({ keepAliveTimeout: PROVIDER_KEEP_ALIVE_MS });
   const nodeFetch = async (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
     const body = init.body;
     if (

@@ -22,6 +22,7 @@ process.on("unhandledRejection", onEscape("unhandledRejection"));
 
 try {
   const running = await launch(process.env, listen, createNodeFetch());
+  for (const line of running.warnings) console.error(`tracefetch: warning: ${line}`);
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   const stop = () => void running.close().then(() => process.exit(0));
   process.once("SIGINT", stop);

@@ -39,10 +39,14 @@ function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
           ...remoteBuiltins(env, settings.allowLoopback),
         },
         maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
+        onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
       }),
     };
   } catch (error) {
-    built = { error: (error as Error).message };
+    // An envelope's message is one line: a refusal with a line per problem is joined by "; ".
+    built = {
+      error: (error as Error).message.replace(/:\n\s*/, ": ").replace(/\n\s*/g, "; "),
+    };
     console.error(`tracefetch: configuration refused: ${built.error}`);
   }
   return built;

@@ -15,7 +15,7 @@ import type {
   ProviderErrorCode,
   TimeoutBudget,
 } from "../protocol/codes.ts";
-import { MAX_PROVIDER_WAIT_MS } from "../protocol/limits.ts";
+import { MAX_ERROR_CAUSE_DEPTH, MAX_PROVIDER_WAIT_MS } from "../protocol/limits.ts";
 import { ProviderError } from "../protocol/provider-contract.ts";
 import type { ProviderErrorFields } from "../protocol/provider-wire.ts";
 import { AttemptAbort } from "./attempt-abort.ts";
@@ -416,7 +416,7 @@ function undecodable(code: string | null, error: unknown, text: string): boolean
 }
 
 function errorCode(error: unknown): string | null {
-  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+  for (let e: unknown = error, depth = 0; e && depth < MAX_ERROR_CAUSE_DEPTH; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string") return code;
     e = (e as { cause?: unknown }).cause;
@@ -426,7 +426,7 @@ function errorCode(error: unknown): string | null {
 
 function errorText(error: unknown): string {
   const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+  for (let e: unknown = error, depth = 0; e && depth < MAX_ERROR_CAUSE_DEPTH; depth++) {
     const message = (e as { message?: unknown }).message;
     if (typeof message === "string" && message !== "") parts.push(message);
     e = (e as { cause?: unknown }).cause;

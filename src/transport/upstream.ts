@@ -211,7 +211,7 @@ async function readJson(up: Upstream, response: Response): Promise<unknown> {
   const type = response.headers.get("content-type") ?? "";
   if (!JSON_CONTENT_TYPE.test(type)) {
     await discard(response);
-    throw notJson(up.label, `content-type "${type.slice(0, 80)}"`);
+    throw notJson(up.label, `content-type "${type.slice(0, MAX_QUOTED_CHARS)}"`);
   }
   // An upstream call is not handed the search's byte budget; the per-answer cap still bounds it.
   const read = await readBounded(response.body, up.maxBodyBytes, null);

@@ -1,37 +1,39 @@
 /**
- * What every example provider's `npm run provider:NAME` shares: its own flags plus `--port`,
+ * serveCli(cli): what a provider's command line needs on Node: its own flags plus `--port`,
  * `--host` and `--help`; the usage on `--help` (exit 0), and after the problem on a configuration
- * it refuses (exit 2); then the listener on HOST:PORT (Node and Deno).
+ * it refuses (exit 2); then the listener on HOST:PORT.
  */
 import { parseArgs } from "node:util";
-import { ConfigError } from "../../src/protocol/config-error.ts";
-import { listen, type Listening } from "../../src/runtime/node-listen.ts";
+import { ConfigError } from "../../protocol/config-error.ts";
+import type { FetchHandler } from "../listener.ts";
+import { listen, type Listening } from "./listen.ts";
 
-type Handler = (request: Request) => Response | Promise<Response>;
-
-export type ServeCli<F extends string, T extends { fetch: Handler }> = {
-  /** The npm script, e.g. "provider:papers": it names the program in its messages. */
+export type ServeCli<F extends string, T extends { fetch: FetchHandler }> = {
+  /** The program's name in its messages, e.g. "provider:papers" (an npm script) or "my-provider". */
   script: string;
   usage: string;
   /** The provider's own flags; each takes a value. */
   flags: readonly F[];
   /** Checks the flags and builds what to serve; a ConfigError is the operator's to fix. */
   configure: (values: { [K in F]?: string }) => T | Promise<T>;
+  /** The arguments to parse; the process's own (after the script) when absent. */
+  args?: string[];
 };
 
-export type Served<T> = {
+export type Serving<T> = {
   served: T;
   listening: Listening;
   /** `http://HOST:PORT`, where it listens. */
   base: string;
 };
 
-/** Parses the process's arguments, configures and listens; exits on --help and on a refusal. */
-export async function serveCli<F extends string, T extends { fetch: Handler }>(
+/** Parses the arguments, configures and listens; exits on --help and on a refusal. */
+export async function serveCli<F extends string, T extends { fetch: FetchHandler }>(
   cli: ServeCli<F, T>,
-): Promise<Served<T>> {
+): Promise<Serving<T>> {
   const own = Object.fromEntries(cli.flags.map((flag) => [flag, { type: "string" as const }]));
   const { values } = parseArgs({
+    ...(cli.args ? { args: cli.args } : {}),
     options: {
       ...own,
       port: { type: "string", default: "0" },

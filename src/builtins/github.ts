@@ -4,13 +4,13 @@
  * two ranked lists, so the best repository and the best issue both reach the top of the answer.
  */
 import * as v from "valibot";
-import type { WireCandidate } from "../../protocol/provider-wire.ts";
+import type { WireCandidate } from "../protocol/provider-wire.ts";
 import {
   ProviderError,
   type SearchAdapter,
   type SearchAnswer,
-} from "../../protocol/provider-contract.ts";
-import type { StatusMeaning } from "../classify.ts";
+} from "../protocol/provider-contract.ts";
+import type { StatusMeaning } from "../transport/classify.ts";
 import {
   callJson,
   checkShape,
@@ -18,7 +18,7 @@ import {
   type Refusal,
   type RefusalReading,
   upstream,
-} from "../upstream.ts";
+} from "../transport/upstream.ts";
 
 export const GITHUB_DEFAULT_BASE_URL = "https://api.github.com";
 

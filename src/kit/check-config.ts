@@ -1,10 +1,10 @@
 /**
- * The configuration checks the example providers share, for flags (Node) and bindings (Workers)
- * alike: each throws a ConfigError naming the flag, its binding and what to fix.
+ * The configuration checks a provider makes, for flags (Node) and bindings (Workers) alike: each
+ * throws a ConfigError naming the flag, its binding and what to fix.
  */
-import { ConfigError } from "../../src/protocol/config-error.ts";
-import { NAME_PATTERN } from "../../src/protocol/manifest-schema.ts";
-import { baseUrlProblem } from "../../src/transport/upstream.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import { NAME_PATTERN } from "../protocol/manifest-schema.ts";
+import { baseUrlProblem } from "../transport/upstream.ts";
 
 /** A base URL a provider may call: https, or http on a loopback host; no credentials, query or fragment. */
 export function checkBaseUrl(flag: string, raw: string | undefined): URL {

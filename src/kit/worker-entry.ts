@@ -1,10 +1,11 @@
 /**
- * The Cloudflare Workers entry of an example provider configured from bindings. Bindings are fixed
- * for an isolate's life, so the app is built once; a configuration the provider refuses answers
- * every request with an adapter_unavailable provider-error body that says what to fix.
+ * workerEntry(provider): the Cloudflare Workers entry (`export default`) of a provider configured
+ * from bindings. Bindings are fixed for an isolate's life, so the app is built once; a
+ * configuration the provider refuses answers every request with an adapter_unavailable
+ * provider-error body that says what to fix.
  */
-import { serveProvider } from "../../src/http/serve-provider.ts";
-import { ProviderError, type SearchAdapter } from "../../src/transport/provider-client.ts";
+import { ProviderError, type SearchAdapter } from "../protocol/provider-contract.ts";
+import { serveProvider } from "./serve-provider.ts";
 
 type Bindings = Record<string, unknown>;
 type App = ReturnType<typeof serveProvider>;

@@ -1,20 +1,23 @@
 /**
- * Built-ins that call a third-party API: `exa` (web search) and `github` (repository and issue
- * search), created from environment bindings.
+ * Built-ins: the in-process providers that call a third-party API, `exa` (web search) and `github`
+ * (repository and issue search), created from environment bindings. Each is a SearchAdapter over
+ * the upstream helper (src/transport/upstream.ts), the same one an example provider uses. The
+ * `workspace` built-in is the corpus engine of providers/corpus, built by the composition roots.
  *
- * Boundary: this only builds adapters. Whether one runs is the manifest's decision (design 3.1): a
- * built-in runs only when the manifest lists its reserved name, and a key in the environment alone
- * never sends a query anywhere. A listed built-in without its key is skipped as `not_configured`.
+ * Boundary: this only builds adapters. Whether one runs is the manifest's decision
+ * (docs/protocol.md): a built-in runs only when the manifest lists its reserved name, and a key in
+ * the environment alone never sends a query anywhere. A listed built-in without its key is skipped
+ * as `not_configured`.
  *
  * Invariants:
  * - An adapter exists only when its key is set; the key is sent only to its base URL.
- * - A base URL override is https, or http to a loopback host with TRACEFETCH_ALLOW_LOOPBACK=1;
- *   anything else refuses to start.
+ * - A base URL override is https, or http to a loopback host when loopback is allowed; anything
+ *   else refuses to start.
  * - No message names the key.
  */
-import { ConfigError } from "../../protocol/config-error.ts";
-import type { SearchAdapter } from "../provider-client.ts";
-import { baseUrlProblem } from "../upstream.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import type { SearchAdapter } from "../protocol/provider-contract.ts";
+import { baseUrlProblem } from "../transport/upstream.ts";
 import { EXA_DEFAULT_BASE_URL, exaAdapter } from "./exa.ts";
 import { GITHUB_DEFAULT_BASE_URL, githubAdapter } from "./github.ts";
 
@@ -23,15 +26,22 @@ export * from "./github.ts";
 
 export type RemoteBuiltinName = "exa" | "github";
 
+export type BuiltinsOptions = {
+  /** Whether a base URL may be http: on a loopback host: TRACEFETCH_ALLOW_LOOPBACK as parsed. */
+  allowLoopback: boolean;
+  /** The client for upstream calls; the global fetch when absent. */
+  fetch?: typeof fetch | undefined;
+};
+
 /**
  * The adapters whose keys are set: `EXA_API_KEY` (and `EXA_BASE_URL`), `GITHUB_TOKEN` (and
  * `GITHUB_API_URL`). Throws ConfigError for an invalid base URL or key.
  */
 export function builtinsFromEnv(
   env: Record<string, string | undefined>,
-  fetchImpl?: typeof fetch,
+  options: BuiltinsOptions,
 ): Partial<Record<RemoteBuiltinName, SearchAdapter>> {
-  const allowLoopback = env.TRACEFETCH_ALLOW_LOOPBACK === "1";
+  const { allowLoopback, fetch: fetchImpl } = options;
   const exaBase = baseUrl(env, "EXA_BASE_URL", EXA_DEFAULT_BASE_URL, allowLoopback);
   const githubBase = baseUrl(env, "GITHUB_API_URL", GITHUB_DEFAULT_BASE_URL, allowLoopback);
   const out: Partial<Record<RemoteBuiltinName, SearchAdapter>> = {};

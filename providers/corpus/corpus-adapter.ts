@@ -1,10 +1,12 @@
 /**
  * A full-text search adapter over a list of documents, with MiniSearch (BM25-like scoring, prefix
- * and fuzzy matching). The workspace built-in and the example corpus providers are both this
- * adapter over different documents: one contract, two transports.
+ * and fuzzy matching). The example corpus providers serve it over HTTP; the composition roots
+ * (src/runtime, src/cli, and scripts/build-worker.ts for the Worker) build the `workspace` built-in
+ * from it over docs/: one contract, two transports. It needs only Web APIs, so the Worker carries
+ * it too.
  */
 import MiniSearch from "minisearch";
-import type { SearchAdapter } from "./provider-client.ts";
+import type { SearchAdapter } from "../../src/kit/mod.ts";
 
 export type CorpusDocument = {
   title: string;
@@ -85,7 +87,8 @@ export function parseMarkdownDocument(source: string, fallbackLocator: string): 
   const title = fields.title ?? heading?.[1]?.trim() ?? fallbackLocator;
   const text = body
     .replace(/^#{1,6}\s+/gm, "")
-    .replace(/[`*_>|]/g, "")
+    // Markdown's marks go; an underscore inside an identifier (`exit_code`) is text, not emphasis.
+    .replace(/[`*>|]|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])/g, "")
     .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
   return {
     title,

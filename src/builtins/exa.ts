@@ -4,10 +4,10 @@
  * result to a candidate, and reports what Exa says the call cost (`costDollars.total`).
  */
 import * as v from "valibot";
-import { MAX_SNIPPET_CHARS } from "../../protocol/limits.ts";
-import type { WireCandidate } from "../../protocol/provider-wire.ts";
-import type { SearchAdapter } from "../../protocol/provider-contract.ts";
-import type { StatusMeaning } from "../classify.ts";
+import { MAX_SNIPPET_CHARS } from "../protocol/limits.ts";
+import type { WireCandidate } from "../protocol/provider-wire.ts";
+import type { SearchAdapter } from "../protocol/provider-contract.ts";
+import type { StatusMeaning } from "../transport/classify.ts";
 import {
   callJson,
   checkShape,
@@ -15,7 +15,7 @@ import {
   type Refusal,
   type RefusalReading,
   upstream,
-} from "../upstream.ts";
+} from "../transport/upstream.ts";
 
 export const EXA_DEFAULT_BASE_URL = "https://api.exa.ai";
 

@@ -1,0 +1,78 @@
+/**
+ * Every route the gateway answers, in one table: the 405s read their Allow header from it and
+ * `GET /` lists it, so the two never disagree.
+ */
+import type { Command } from "../protocol/codes.ts";
+
+export type Route = {
+  /** The path as the router matches it. */
+  pattern: string;
+  /** The path as a person writes it. */
+  path: string;
+  /** The command its envelopes carry. */
+  command: Command;
+  /** The methods it allows: its 405's Allow header. */
+  allow: string;
+  /** What it answers, in a few words (`GET /` shows this). */
+  answers: string;
+};
+
+const SEARCH_METHODS = "GET, POST";
+const READ_METHODS = "GET, HEAD";
+
+export const ROUTES: readonly Route[] = [
+  {
+    pattern: "/",
+    path: "/",
+    command: "index",
+    allow: READ_METHODS,
+    answers:
+      "this index: the routes, the version, the schemas and the docs; ?pretty=1 indents any GET answer",
+  },
+  {
+    pattern: "/v1/search",
+    path: "/v1/search",
+    command: "search",
+    allow: SEARCH_METHODS,
+    answers:
+      "a search: GET ?q=... or POST a JSON request; streams with stream=ndjson or stream=sse",
+  },
+  {
+    pattern: "/v1/providers",
+    path: "/v1/providers",
+    command: "providers",
+    allow: READ_METHODS,
+    answers: "the providers you may search, and the tiers",
+  },
+  {
+    pattern: "/v1/status",
+    path: "/v1/status",
+    command: "status",
+    allow: READ_METHODS,
+    answers: "the version, each provider's state and the searches in flight",
+  },
+  {
+    pattern: "/schemas/:file",
+    path: "/schemas/{name}.json",
+    command: "schema",
+    allow: READ_METHODS,
+    answers: "a JSON Schema, as a raw document",
+  },
+  {
+    pattern: "/.well-known/jwks.json",
+    path: "/.well-known/jwks.json",
+    command: "unknown",
+    allow: READ_METHODS,
+    answers: "the public keys providers verify gateway tokens with, as a raw JWK Set",
+  },
+];
+
+/** The documents that describe the routes and their answers, as paths in the source repository. */
+export const DOCS: readonly string[] = [
+  "README.md",
+  "docs/envelope.md",
+  "docs/cli.md",
+  "docs/protocol.md",
+  "docs/security.md",
+  "docs/deploy.md",
+];
