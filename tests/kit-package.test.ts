@@ -6,9 +6,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -16,6 +15,7 @@ import { nodeImportsFrom } from "../scripts/build-kit.ts";
 import { ProviderError, type SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { gateway, search } from "./support/gateway.ts";
 import { cleanEnv, runJson } from "./support/cli.ts";
+import { type KitProject, packedKitProject, startProvider } from "./support/packed-kit.ts";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -122,51 +122,6 @@ export async function start(): Promise<Listening> {
 void wait;
 `;
 
-/** Starts `node FILE ARGS` in the project and resolves with the endpoint it prints. */
-async function startProvider(
-  project: string,
-  file: string,
-  args: string[] = [],
-): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child: ChildProcess = spawn("node", [file, ...args], {
-    cwd: project,
-    env: cleanEnv(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const stop = () =>
-    new Promise<void>((done) => {
-      if (child.exitCode !== null || child.signalCode !== null) return done();
-      child.once("exit", () => done());
-      child.kill();
-    });
-  let out = "";
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`${file} printed no endpoint: ${out}`)),
-        10_000,
-      );
-      child.stdout?.on("data", (chunk: Buffer) => {
-        out += chunk.toString("utf8");
-        const match = /listening at (http:\/\/127\.0\.0\.1:\d+\/search)/.exec(out);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      });
-      child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`${file} exited with ${code}: ${out}`));
-      });
-    });
-    return { url, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
-
 /** The part of an attempt that says what failed and what to do about it. */
 // deno-lint-ignore no-explicit-any
 const record = (a: any) => ({
@@ -182,37 +137,17 @@ describe("the packed kit, installed into an empty project and run with plain nod
     : false,
 }, () => {
   let project = "";
-  let packs = "";
+  let kit: KitProject | null = null;
 
   before(async () => {
-    packs = await mkdtemp(join(tmpdir(), "tracefetch-pack-"));
-    project = await mkdtemp(join(tmpdir(), "tracefetch-kit-user-"));
-    const env = cleanEnv();
-    await run("npm", ["pack", "--pack-destination", packs], { cwd: ROOT, env });
-    const [tarball] = (await readdir(packs)).filter((f) => f.endsWith(".tgz"));
-    assert.ok(tarball, "npm pack wrote a tarball");
-    await writeFile(
-      join(project, "package.json"),
-      JSON.stringify({ name: "kit-user", private: true, type: "module" }),
-    );
-    await run("npm", [
-      "install",
-      "--prefer-offline",
-      "--no-audit",
-      "--no-fund",
-      "--ignore-scripts",
-      join(packs, tarball),
-    ], { cwd: project, env });
+    kit = await packedKitProject();
+    project = kit.dir;
     await writeFile(join(project, "failing.mjs"), FAILING_PROVIDER);
     await writeFile(join(project, "notes.mjs"), NOTES_PROVIDER);
     await writeFile(join(project, "typed.ts"), TYPED_PROVIDER);
   }, { timeout: 90_000 });
 
-  after(async () => {
-    for (const dir of [project, packs]) {
-      if (dir !== "") await rm(dir, { recursive: true, force: true });
-    }
-  });
+  after(() => kit?.remove());
 
   it("a non-retryable ProviderError reads retryable false, action report, over HTTP exactly as in process", async () => {
     const provider = await startProvider(project, "failing.mjs");

@@ -15,6 +15,7 @@ const DOCS = [
   "docs/deploy.md",
   "docs/envelope.md",
   "docs/protocol.md",
+  "docs/providers.md",
   "docs/security.md",
 ];
 

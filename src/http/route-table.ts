@@ -73,6 +73,7 @@ export const DOCS: readonly string[] = [
   "docs/envelope.md",
   "docs/cli.md",
   "docs/protocol.md",
+  "docs/providers.md",
   "docs/security.md",
   "docs/deploy.md",
 ];

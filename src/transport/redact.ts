@@ -103,6 +103,17 @@ const PEM_KIND = `[ A-Za-z0-9${INV}]{0,40}?${lit("PRIVATE KEY")}(?:${lit(" BLOCK
 /** The first segment of a compact JWS/JWT encodes a JSON object, so it holds `eyJ` (`{"`). */
 const JWT_HEADER = new RegExp(`e[${INV}]*y[${INV}]*J`, "u");
 
+/**
+ * What every rule below needs somewhere in the text: an invisible character (which may split any
+ * keyword), a keyword, a `:` or `=` (or its percent-encoding) after a secret-named key, `eyJ` of a
+ * token, or a vendor prefix. Text with none of them (most metadata values, most titles of warnings)
+ * cannot match a rule and skips the list; a test checks every redacted form against it.
+ */
+export const MAY_HOLD_SECRET = new RegExp(
+  `[${INV}]|begin|bearer|basic|token|[:=]|%(?:25)?3[ad]|eyj|gh|github|sk-|akia`,
+  "iu",
+);
+
 const RULES: ReadonlyArray<readonly [RegExp, string | ((match: string) => string)]> = [
   // A PEM private key block (PKCS#1 RSA, SEC1 EC, PKCS#8 plain or ENCRYPTED, OpenSSH, PGP), up to
   // its END line, or to the end of the text when the END line is missing or was cut off.
@@ -174,6 +185,7 @@ const RULES: ReadonlyArray<readonly [RegExp, string | ((match: string) => string
  * that named it. Nothing else changes, so text without a secret comes back as it was.
  */
 export function redactSecrets(text: string): string {
+  if (!MAY_HOLD_SECRET.test(text)) return text;
   let out = text;
   for (const [pattern, replacement] of RULES) {
     out = typeof replacement === "string"
