@@ -11,16 +11,19 @@
  * their own that is stopped as a whole on SIGINT, SIGTERM and SIGHUP, so the port is free once this
  * process has exited.
  */
+import { stop as stopEsbuild } from "esbuild";
 import { type ChildProcess, spawn } from "node:child_process";
-import { type FSWatcher, watch } from "node:fs";
+import { type FSWatcher, realpathSync, watch } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedDefault } from "../providers/corpus/embedded-default.ts";
 import { configFromEnv, type Env } from "../src/gateway/env-config.ts";
 import { ConfigError } from "../src/gateway/gateway-config.ts";
 import {
   fileErrorCode,
+  listenProblem,
   manifestFileMissing,
   manifestFileUnreadable,
 } from "../src/gateway/start-problems.ts";
@@ -53,8 +56,9 @@ const STOP_POLL_MS = 50;
 const NOT_FOR_THE_WORKER = /^TRACEFETCH_(MANIFEST|MANIFEST_FILE|TOKEN|DEV_.*|FUZZ_.*)$/;
 
 const root = new URL("../", import.meta.url);
+const OUT_PATH = "dist/dev/worker.js";
 const OUT_DIR = new URL("dist/dev/", root);
-const OUT_FILE = new URL("worker.js", OUT_DIR);
+const OUT_FILE = new URL(OUT_PATH, root);
 /** Written beside OUT_DIR, not in it: wrangler reloads on every change in the entry's folder. */
 const STAGING_FILE = new URL("dist/dev-worker.js.partial", root);
 const WATCHED = ["src", "providers", "docs"];
@@ -122,7 +126,10 @@ export async function planWorker(env: Env): Promise<WorkerPlan> {
   };
 }
 
-/** One line of JSON when the text parses, so more manifests fit a var; as given otherwise, for the worker to refuse with its own words. */
+/**
+ * One line of JSON when the text parses, so more manifests fit a var; as given otherwise, for the
+ * worker to refuse in its own words.
+ */
 function compact(text: string): string {
   try {
     return JSON.stringify(JSON.parse(text));
@@ -143,6 +150,27 @@ async function readManifest(path: string, from: string): Promise<string> {
   }
 }
 
+/**
+ * Whether HOST and PORT can be listened on, asked before anything starts so that the answer is
+ * `npm start`'s one line naming the variable rather than workerd's stack trace.
+ */
+async function addressProblem(host: string, port: number): Promise<string | null> {
+  if (port === 0) return null;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen(port, host, resolve);
+    });
+  } catch (error) {
+    const problem = listenProblem(error, host, port);
+    if (problem === null) throw error;
+    return problem;
+  }
+  await new Promise((resolve) => probe.close(resolve));
+  return null;
+}
+
 /** Builds dist/dev/worker.js; the file is replaced whole, so wrangler never loads half a build. */
 async function buildWorker(manifestFile: string | undefined): Promise<number> {
   const started = performance.now();
@@ -153,8 +181,11 @@ async function buildWorker(manifestFile: string | undefined): Promise<number> {
   return Math.round(performance.now() - started);
 }
 
-/** Rebuilds after edits under WATCHED, one build at a time; a failed build keeps the last one. */
-function watchSources(manifestFile: string | undefined): FSWatcher[] {
+/**
+ * Rebuilds after edits under WATCHED, one build at a time; a failed build keeps the last one.
+ * Returns the stop.
+ */
+function watchSources(manifestFile: string | undefined): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let building: Promise<void> = Promise.resolve();
   const changed = new Set<string>();
@@ -174,13 +205,19 @@ function watchSources(manifestFile: string | undefined): FSWatcher[] {
       }
     });
   };
-  return WATCHED.map((dir) =>
+  const watchers: FSWatcher[] = WATCHED.map((dir) =>
     watch(fileURLToPath(new URL(dir, root)), { recursive: true }, (_event, file) => {
       changed.add(`${dir}/${file ?? ""}`);
       clearTimeout(timer);
       timer = setTimeout(rebuild, REBUILD_DEBOUNCE_MS);
+    }).on("error", (error) => {
+      console.error(`dev:worker: no longer watching ${dir}/: ${error.message}`);
     })
   );
+  return () => {
+    clearTimeout(timer);
+    for (const watcher of watchers) watcher.close();
+  };
 }
 
 /** Wrangler's own entry, run with this Node: no npx or shell between us and its process group. */
@@ -224,6 +261,8 @@ async function main(): Promise<void> {
   let plan: WorkerPlan;
   try {
     plan = await planWorker(process.env);
+    const problem = await addressProblem(plan.host, plan.port);
+    if (problem !== null) throw new ConfigError(problem);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`tracefetch: ${error.message}`);
@@ -237,13 +276,11 @@ async function main(): Promise<void> {
     await writeFile(manifestFile, plan.bundledManifest);
   }
   const ms = await buildWorker(manifestFile);
-  console.log(
-    `dev:worker: built ${fileURLToPath(OUT_FILE).slice(fileURLToPath(root).length)} in ${ms} ms`,
-  );
+  console.log(`dev:worker: built ${OUT_PATH} in ${ms} ms`);
 
   const embedded = plan.embeddedDefault ? await startEmbeddedDefault(listen) : null;
   if (embedded) plan.vars.TRACEFETCH_MANIFEST = JSON.stringify(embedded.manifest);
-  const watchers = watchSources(manifestFile);
+  const stopWatching = watchSources(manifestFile);
   const wrangler = spawn(process.execPath, [
     wranglerBin(),
     "dev",
@@ -271,9 +308,11 @@ async function main(): Promise<void> {
   const shutdown = (code: number) => {
     // A terminal's Ctrl-C may arrive twice (from the terminal and from npm): one stop is enough.
     stopping ??= (async () => {
-      for (const watcher of watchers) watcher.close();
+      stopWatching();
       await stopGroup(wrangler);
       await embedded?.close();
+      // esbuild's service process would otherwise outlive this one by a moment.
+      await stopEsbuild();
       process.exit(code);
     })();
   };
@@ -283,4 +322,7 @@ async function main(): Promise<void> {
   wrangler.once("exit", (code, signal) => shutdown(code ?? (signal ? 1 : 0)));
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
+// Compared by real path: run through a symlinked folder, argv names the link.
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  await main();
+}
