@@ -7,10 +7,24 @@ import { fileURLToPath } from "node:url";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
 import {
+  DescribeRequestSchema,
+  DescribeResponseSchema,
   EnvelopeSchema,
+  ExpandRequestSchema,
+  ExpandResponseSchema,
+  HealthRequestSchema,
+  HealthResponseSchema,
   ManifestSchema,
+  PROVIDER_DESCRIBE_REQUEST_VERSION,
+  PROVIDER_DESCRIBE_VERSION,
+  PROVIDER_EXPAND_REQUEST_VERSION,
+  PROVIDER_EXPAND_VERSION,
+  PROVIDER_HEALTH_REQUEST_VERSION,
+  PROVIDER_HEALTH_VERSION,
+  PROVIDER_REFRESH_REQUEST_VERSION,
   ProviderRequestSchema,
   ProviderResponseSchema,
+  RefreshRequestSchema,
   SearchRequestSchema,
 } from "../src/protocol/mod.ts";
 
@@ -18,6 +32,25 @@ const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
   "provider-manifest": { schema: ManifestSchema, title: "tracefetch.providers.v1" },
   "provider-request": { schema: ProviderRequestSchema, title: "tracefetch.provider-request.v1" },
   "provider-response": { schema: ProviderResponseSchema, title: "tracefetch.provider-response.v1" },
+  "provider-describe-request": {
+    schema: DescribeRequestSchema,
+    title: PROVIDER_DESCRIBE_REQUEST_VERSION,
+  },
+  "provider-describe": { schema: DescribeResponseSchema, title: PROVIDER_DESCRIBE_VERSION },
+  "provider-health-request": {
+    schema: HealthRequestSchema,
+    title: PROVIDER_HEALTH_REQUEST_VERSION,
+  },
+  "provider-health": { schema: HealthResponseSchema, title: PROVIDER_HEALTH_VERSION },
+  "provider-expand-request": {
+    schema: ExpandRequestSchema,
+    title: PROVIDER_EXPAND_REQUEST_VERSION,
+  },
+  "provider-expand": { schema: ExpandResponseSchema, title: PROVIDER_EXPAND_VERSION },
+  "provider-refresh-request": {
+    schema: RefreshRequestSchema,
+    title: PROVIDER_REFRESH_REQUEST_VERSION,
+  },
   "search-request": { schema: SearchRequestSchema, title: "TraceFetch Edge search request" },
   envelope: { schema: EnvelopeSchema, title: "TraceFetch Edge envelope" },
 };
@@ -25,7 +58,9 @@ const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
 export function renderSchema(name: string): string {
   const entry = SCHEMAS[name];
   if (!entry) throw new Error(`no schema named ${name}`);
-  const json = toJsonSchema(entry.schema, { target: "draft-2020-12" });
+  // A `check` is a rule JSON Schema cannot say (a real calendar date, a bound in code points);
+  // the document keeps the shape around it, and valibot still enforces the rule.
+  const json = toJsonSchema(entry.schema, { target: "draft-2020-12", ignoreActions: ["check"] });
   const document = {
     $schema: json.$schema,
     $id: `https://tracefetch.dev/schemas/${name}.json`,

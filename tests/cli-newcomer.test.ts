@@ -171,8 +171,8 @@ describe("a newcomer's first hour with the CLI", { concurrency: true }, () => {
         human.stdout,
         /declared: nothing, so identity is not checked; the provider says provider "notes", scope "notes"/,
       );
-      assert.match(human.stdout, /result: +PASS \(8 of 9 cases pass, 1 not checked\)/);
-      assert.match(human.stdout, /=== 5\/9 identity: NOT CHECKED/);
+      assert.match(human.stdout, /result: +PASS \(13 of 14 cases pass, 1 not checked\)/);
+      assert.match(human.stdout, /=== 5\/14 identity: NOT CHECKED/);
     });
 
     it("--name without --scope (or the reverse) is refused, naming the missing one", async () => {

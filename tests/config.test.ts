@@ -25,6 +25,7 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boolean> = {
   TRACEFETCH_ALLOW_LOOPBACK: (c) => c.allowLoopback,
   TRACEFETCH_REQUIRE_AUTH: (c) => c.auth.requireAuth,
+  TRACEFETCH_SUSPEND_PROVIDERS: (c) => c.suspendProviders,
 };
 
 /** Where each number variable lands, and its default. */
@@ -86,6 +87,7 @@ describe("configFromEnv: one grammar per kind of value", () => {
     const defaults = configFromEnv({});
     assert.equal(defaults.allowLoopback, false);
     assert.equal(defaults.auth.requireAuth, false);
+    assert.equal(defaults.suspendProviders, true, "suspension is on unless set off");
     assert.equal(defaults.manifest, null);
     assert.equal(defaults.host, "127.0.0.1");
     const names = [

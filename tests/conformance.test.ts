@@ -101,7 +101,14 @@ describe("conformance: a broken provider fails exactly the cases for its faults"
     [["wrong-identity"], ["identity"]],
     [["long-title"], ["bounds"]],
     [["secret-metadata"], ["bounds"]],
-    [["accepts-any-action"], ["unsupported-action"]],
+    [["accepts-any-action"], [
+      "describe",
+      "expand",
+      "expand-unknown-locator",
+      "health",
+      "refresh",
+      "unsupported-action",
+    ]],
     [["never-empty"], ["honest-empty"]],
     [
       [
@@ -280,12 +287,19 @@ describe("serveProvider", () => {
   it("refuses other actions with 501 and malformed requests with 400, with error bodies", async () => {
     const a = adapter(() => Promise.resolve({ candidates: [] }));
     const app = serveProvider(a);
-    for (const action of ["health", "expand", "describe"]) {
+    // An action the adapter does not implement is refused before its request is read.
+    for (const action of ["health", "expand", "refresh", "no-such-action"]) {
       const res = await post(app, JSON.stringify({ schema_version: "x", action }));
       assert.equal(res.status, 501);
       assert.equal((await res.json()).code, "unsupported_action");
     }
-    for (const body of ["{", JSON.stringify({ schema_version: "x", action: "search" })]) {
+    for (
+      const body of [
+        "{",
+        JSON.stringify({ schema_version: "x", action: "search" }),
+        JSON.stringify({ schema_version: "x", action: "describe" }),
+      ]
+    ) {
       const res = await post(app, body);
       assert.equal(res.status, 400);
       assert.equal((await res.json()).code, "invalid_request");

@@ -25,7 +25,8 @@ describe("property: any provider answer leaves the gateway, the caller and the o
 
   before(async () => {
     providers = await startFuzzProviders();
-    app = gateway(fuzzProviderEntries(providers));
+    // Every generated answer must reach the gateway, however many of them fail.
+    app = gateway(fuzzProviderEntries(providers), { suspendProviders: false });
   });
   after(async () => {
     await providers?.close();

@@ -259,12 +259,14 @@ describe("redaction: linear in the text", () => {
     ["basic repeated", "basic ".repeat(16_000)],
   ];
   for (const [name, text] of hostile) {
-    it(`100 KB of ${name} is redacted in well under 100 ms`, () => {
+    // Linear patterns take a few milliseconds here; a quadratic one takes seconds. The bound leaves
+    // room for a loaded machine without letting a quadratic pattern through.
+    it(`100 KB of ${name} is redacted in well under a second`, () => {
       const started = performance.now();
       redact(text);
       sanitiseMetadata({ note: text });
       const elapsed = performance.now() - started;
-      assert.ok(elapsed < 100, `${elapsed.toFixed(1)} ms`);
+      assert.ok(elapsed < 1_000, `${elapsed.toFixed(1)} ms`);
     });
   }
 });
@@ -328,7 +330,8 @@ async function throughGateway(
     return channel(text)(req, res, body);
   });
   try {
-    const app = gateway([{ name: "leaky", endpoint: server.url }]);
+    // Every form must reach the provider: it fails on purpose, more often than suspension allows.
+    const app = gateway([{ name: "leaky", endpoint: server.url }], { suspendProviders: false });
     const runs = [];
     for (let i = 0; i < forms.length; i++) {
       const run = await search(app, { q: String(i) });

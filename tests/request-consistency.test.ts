@@ -75,6 +75,107 @@ const INVISIBLE: Array<[string, string]> = [
   ["a mix", " \u200B\u3000\u2060\uFEFF\u00A0 "],
 ];
 
+/** Filters written every way: [what, GET parameters, the body's filters object, answer]. */
+const FILTERS: Array<[string, string, string, Expect]> = [
+  ["domains, one name", "domains=x.org", '{"domains":{"include":["x.org"]}}', OK],
+  [
+    "domains and exclude_domains, several names",
+    "domains=x.org,www.y.org&exclude_domains=a.x.org",
+    '{"domains":{"include":["x.org","www.y.org"],"exclude":["a.x.org"]}}',
+    OK,
+  ],
+  [
+    "both dates",
+    "published_after=2025-01-01&published_before=2025-12-31",
+    '{"published_after":"2025-01-01","published_before":"2025-12-31"}',
+    OK,
+  ],
+  [
+    "the same day twice",
+    "published_after=2024-02-29&published_before=2024-02-29",
+    '{"published_after":"2024-02-29","published_before":"2024-02-29"}',
+    OK,
+  ],
+  ["domains empty", "domains=", '{"domains":{"include":[]}}', [
+    "invalid_field",
+    "filters.domains.include",
+  ]],
+  ["exclude_domains empty", "exclude_domains=", '{"domains":{"exclude":[]}}', [
+    "invalid_field",
+    "filters.domains.exclude",
+  ]],
+  [
+    "domains with an empty name",
+    "domains=x.org,,y.org",
+    '{"domains":{"include":["x.org","","y.org"]}}',
+    ["invalid_field", "filters.domains.include"],
+  ],
+  ["domains with a space", "domains=x.org,%20y.org", '{"domains":{"include":["x.org"," y.org"]}}', [
+    "invalid_field",
+    "filters.domains.include",
+  ]],
+  ["a host in capitals", "exclude_domains=X.org", '{"domains":{"exclude":["X.org"]}}', [
+    "invalid_field",
+    "filters.domains.exclude",
+  ]],
+  ["a host with a port", "exclude_domains=x.org:8080", '{"domains":{"exclude":["x.org:8080"]}}', [
+    "invalid_field",
+    "filters.domains.exclude",
+  ]],
+  ["a URL for a host", "domains=https%3A%2F%2Fx.org", '{"domains":{"include":["https://x.org"]}}', [
+    "invalid_field",
+    "filters.domains.include",
+  ]],
+  ["a label ending in a hyphen", "domains=x-.org", '{"domains":{"include":["x-.org"]}}', [
+    "invalid_field",
+    "filters.domains.include",
+  ]],
+  [
+    "a host of 254 characters",
+    `domains=${"a.".repeat(126)}ab`,
+    `{"domains":{"include":["${"a.".repeat(126)}ab"]}}`,
+    ["invalid_field", "filters.domains.include"],
+  ],
+  [
+    "33 hosts",
+    `domains=${Array(33).fill("x.org").join(",")}`,
+    `{"domains":{"include":[${Array(33).fill('"x.org"').join(",")}]}}`,
+    ["invalid_field", "filters.domains.include"],
+  ],
+  [
+    "32 hosts",
+    `domains=${Array(32).fill("x.org").join(",")}`,
+    `{"domains":{"include":[${Array(32).fill('"x.org"').join(",")}]}}`,
+    OK,
+  ],
+  ["published_after empty", "published_after=", '{"published_after":""}', [
+    "invalid_field",
+    "filters.published_after",
+  ]],
+  ["a date without zeros", "published_after=2025-1-1", '{"published_after":"2025-1-1"}', [
+    "invalid_field",
+    "filters.published_after",
+  ]],
+  [
+    "a date-time for a date",
+    "published_before=2025-01-01T00%3A00%3A00Z",
+    '{"published_before":"2025-01-01T00:00:00Z"}',
+    ["invalid_field", "filters.published_before"],
+  ],
+  [
+    "February 29 of a common year",
+    "published_before=2025-02-29",
+    '{"published_before":"2025-02-29"}',
+    ["invalid_field", "filters.published_before"],
+  ],
+  [
+    "after later than before",
+    "published_before=2025-01-01&published_after=2025-01-02",
+    '{"published_before":"2025-01-01","published_after":"2025-01-02"}',
+    ["invalid_field", "filters.published_after"],
+  ],
+];
+
 const CASES: Case[] = [
   ...NUMBERS.map(([get, json, expect]): Case => [
     `limit ${get === "" ? "(empty)" : get.slice(0, 12)}`,
@@ -240,7 +341,26 @@ const CASES: Case[] = [
     `{"query":"x","scope":"${"s".repeat(65)}"}`,
     ["invalid_field", "scope"],
   ],
+  // Filters: GET parameters fill the body's `filters` object.
+  ...FILTERS.map(([what, get, filters, expect]): Case => [
+    what,
+    `q=x&${get}`,
+    `{"query":"x","filters":${filters}}`,
+    expect,
+  ]),
   // Which problem is reported when there are several.
+  [
+    "a bad date and a bad limit",
+    "q=x&published_after=x&limit=0",
+    '{"query":"x","filters":{"published_after":"x"},"limit":0}',
+    ["limit_out_of_range", "limit"],
+  ],
+  [
+    "a bad host and a bad view",
+    "q=x&view=no&domains=X",
+    '{"query":"x","view":"no","filters":{"domains":{"include":["X"]}}}',
+    ["invalid_field", "view"],
+  ],
   ["a blank query and a bad limit", "q=%E2%80%8B&limit=0", '{"query":"\\u200b","limit":0}', [
     "query_empty",
     "query",

@@ -8,7 +8,7 @@ import { gateway, manifestOf } from "./support/gateway.ts";
 /**
  * Property: a search request written as GET parameters and as a POST body gets the same HTTP status,
  * code and error.field, for generated requests valid and not: edge numbers, invisible and
- * non-UTF-8 text, lone surrogates, unknown and repeated fields, in any order.
+ * non-UTF-8 text, lone surrogates, unknown and repeated fields, filters, in any order.
  *
  * By default it runs up to 10,000 requests or 60 s, whichever comes first, and fails below 2,000.
  * TRACEFETCH_FUZZ_RUNS sets the number of runs (and lifts the time limit, unless
@@ -125,11 +125,42 @@ function getQuery(entries: Entry[], plus: boolean): string {
   ).join("&");
 }
 
+/** The GET filter parameters and where the body writes each: in `filters`, or in its `domains`. */
+const FILTER_PATHS: Record<string, [string, string]> = {
+  domains: ["domains", "include"],
+  exclude_domains: ["domains", "exclude"],
+  published_after: ["", "published_after"],
+  published_before: ["", "published_before"],
+};
+const isFilter = (key: string) => Object.hasOwn(FILTER_PATHS, key);
+
+const member = (key: string, value: number[]) => [...jsonStringBytes([key]), 0x3a, ...value];
+const object = (members: number[][]) => [0x7b, ...commaJoined(members), 0x7d];
+
+/** The body's `filters` object for the filter parameters (each given at most once). */
+function filtersBytes(entries: Entry[]): number[] {
+  const at = (e: Entry) => FILTER_PATHS[e.key] as [string, string];
+  const domains = entries.filter((e) => at(e)[0] === "domains");
+  const members = entries.filter((e) => at(e)[0] === "").map((e) =>
+    member(at(e)[1], postValueBytes(e.value))
+  );
+  if (domains.length > 0) {
+    members.unshift(
+      member("domains", object(domains.map((e) => member(at(e)[1], postValueBytes(e.value))))),
+    );
+  }
+  return object(members);
+}
+
+/** The body: the filter parameters become one `filters` member where the first of them stood. */
 function postBody(entries: Entry[]): Uint8Array<ArrayBuffer> {
-  const members = entries.map((
-    e,
-  ) => [...jsonStringBytes([e.key]), 0x3a, ...postValueBytes(e.value)]);
-  return new Uint8Array([0x7b, ...commaJoined(members), 0x7d]);
+  const members: number[][] = [];
+  const filters = entries.filter((e) => isFilter(e.key));
+  for (const e of entries) {
+    if (!isFilter(e.key)) members.push(member(e.key, postValueBytes(e.value)));
+    else if (e === filters[0]) members.push(member("filters", filtersBytes(filters)));
+  }
+  return new Uint8Array(object(members));
 }
 
 // ---- Generators ----
@@ -257,6 +288,57 @@ const listValue: fc.Arbitrary<Value> = fc.array(providerItem, { maxLength: 3 })
   .filter((items) => !(items.length === 1 && getBytes(items[0] as Segment[]).length === 0))
   .map((items) => ({ kind: "list", items }));
 
+const HOST_NAMES = [
+  "x.org",
+  "www.y.org",
+  "a-b.c.org",
+  "1.2.3.4",
+  "xn--bcher-kva.de",
+  "X.org",
+  "x..org",
+  "-x.org",
+  "x.org.",
+  "x.org:80",
+  "",
+  " x.org",
+  "é.org",
+  `${"a".repeat(64)}.org`,
+];
+const hostItem: fc.Arbitrary<Segment[]> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...HOST_NAMES).map((n) => [n]) },
+  { weight: 1, arbitrary: segments(2) },
+);
+/** A host list, written as GET writes it: see listValue. */
+const hostList: fc.Arbitrary<Value> = fc.array(hostItem, { maxLength: 3 })
+  .filter((items) => items.every((i) => !getBytes(i).includes(0x2c)))
+  .filter((items) => !(items.length === 1 && getBytes(items[0] as Segment[]).length === 0))
+  .map((items) => ({ kind: "list", items }));
+const dateValue: fc.Arbitrary<Value> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: named(
+      "2025-01-01",
+      "2025-12-31",
+      "2024-02-29",
+      "2025-02-29",
+      "2025-1-1",
+      "",
+      "2025-01-01T00:00:00Z",
+      "0000-01-01",
+      "9999-12-31",
+    ),
+  },
+  { weight: 1, arbitrary: text(segments(2)) },
+);
+/** Filter parameters, each at most once: a repeated one is refused by GET as a repeated parameter
+ * and by a body as a repeated key of a nested object, with different codes on purpose. */
+const filterEntries: fc.Arbitrary<Entry[]> = fc.uniqueArray(
+  fc.constantFrom(...Object.keys(FILTER_PATHS)).chain((key) =>
+    (key.endsWith("domains") ? hostList : dateValue).map((value) => ({ key, value }))
+  ),
+  { selector: (e) => e.key, maxLength: 3 },
+);
+
 /** Names neither form knows (GET's `q` is the body's `query`, and only GET has `stream`). */
 const UNKNOWN = [
   "colour",
@@ -312,10 +394,20 @@ const entry: fc.Arbitrary<Entry> = fc.oneof(
 const requestArb = fc.record({
   query: fc.option(valueFor("query"), { freq: 8, nil: null }),
   rest: fc.array(entry, { maxLength: 4 }),
+  filters: fc.option(
+    fc.record({
+      entries: filterEntries,
+      places: fc.array(fc.nat(), { minLength: 3, maxLength: 3 }),
+    }),
+    { freq: 3, nil: null },
+  ),
   at: fc.nat(),
   plus: fc.boolean(),
-}).map(({ query, rest, at, plus }) => {
+}).map(({ query, rest, filters, at, plus }) => {
   const entries = [...rest];
+  for (const [i, e] of (filters?.entries ?? []).entries()) {
+    entries.splice((filters?.places[i] ?? 0) % (entries.length + 1), 0, e);
+  }
   if (query !== null) entries.splice(at % (entries.length + 1), 0, { key: "query", value: query });
   return { entries, plus };
 });

@@ -21,6 +21,13 @@ const SCHEMA_NAMES = [
   "provider-manifest",
   "provider-request",
   "provider-response",
+  "provider-describe-request",
+  "provider-describe",
+  "provider-health-request",
+  "provider-health",
+  "provider-expand-request",
+  "provider-expand",
+  "provider-refresh-request",
   "search-request",
 ];
 const schemaFile = (name: string) =>
@@ -236,6 +243,8 @@ const DESIGN_TABLE: Record<string, Row> = {
   gateway_timeout: [1, "transport_error", "retry", 0],
   bad_gateway_answer: [4, "server_error", "report", 0],
   human_decision_required: [3, "client_error", "connect", 0],
+  locator_unknown: usage(404),
+  locator_expired: usage(410),
 };
 
 describe("envelope code table", () => {

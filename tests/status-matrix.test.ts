@@ -221,6 +221,8 @@ describe("status matrix: a thrown ProviderError is the same attempt in process a
       search_failed: { outcome: "search_failed", retryable: true, waits: true },
       invalid_request: { outcome: "search_failed", retryable: false, waits: false },
       unsupported_action: { outcome: "search_failed", retryable: false, waits: false },
+      locator_unknown: { outcome: "search_failed", retryable: false, waits: false },
+      locator_expired: { outcome: "search_failed", retryable: false, waits: false },
     };
   const variants: Array<[string, ProviderErrorOptions]> = [
     ["no options", {}],

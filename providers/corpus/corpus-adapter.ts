@@ -6,7 +6,7 @@
  * it too.
  */
 import MiniSearch from "minisearch";
-import type { SearchAdapter } from "../../src/kit/mod.ts";
+import { type HealthAnswer, ProviderError, type SearchAdapter } from "../../src/kit/mod.ts";
 
 export type CorpusDocument = {
   title: string;
@@ -18,21 +18,53 @@ export type CorpusDocument = {
 /** How much text around the first match a snippet shows, in characters. */
 const SNIPPET_CHARS = 280;
 
+export type CorpusOptions = {
+  /** Reads the documents again, for `refresh`; without it the corpus is fixed and refresh is not offered. */
+  reload?: () => Promise<readonly CorpusDocument[]>;
+  /** Epoch milliseconds; the load time is the watermark of a corpus whose documents carry no date. */
+  now?: () => number;
+};
+
+type Loaded = {
+  documents: readonly CorpusDocument[];
+  index: MiniSearch<CorpusDocument & { id: number }>;
+  byLocator: Map<string, { doc: CorpusDocument; revision: string }>;
+  revisions: string[];
+  loadedAt: number;
+};
+
+/**
+ * The corpus over `documents`, with every action of the provider protocol. Locators are the
+ * documents' own; each candidate carries `metadata.revision`, a hash of the document's title and
+ * text. `expand` answers the document's text, `locator_expired` when the caller's revision is no
+ * longer the document's or the document left the corpus at a reload, and `locator_unknown` for a
+ * locator no load of this corpus ever held.
+ */
 export function corpusAdapter(
   name: string,
   scope: string,
   documents: readonly CorpusDocument[],
+  options: CorpusOptions = {},
 ): SearchAdapter {
-  const index = new MiniSearch<CorpusDocument & { id: number }>({
-    fields: ["title", "text"],
-    storeFields: [],
-    searchOptions: { boost: { title: 2 }, prefix: true, fuzzy: 0.15 },
-  });
-  index.addAll(documents.map((doc, id) => ({ ...doc, id })));
-  return {
+  const now = options.now ?? (() => Date.now());
+  let loaded = load(documents, now());
+  /** Every locator any load held: what `locator_expired` rests on after a reload. */
+  const held = new Set(loaded.byLocator.keys());
+
+  function health(): HealthAnswer {
+    return {
+      status: "ok",
+      coverage: "complete",
+      watermark: watermark(loaded),
+      document_count: loaded.documents.length,
+    };
+  }
+
+  const adapter: SearchAdapter = {
     name,
     scope,
     search({ query, limit }) {
+      const { index, documents, revisions } = loaded;
       const hits = index.search(query).slice(0, limit);
       const candidates = hits.map((hit) => {
         const doc = documents[hit.id as number] as CorpusDocument;
@@ -41,12 +73,103 @@ export function corpusAdapter(
           locator: doc.locator,
           snippet: snippetFor(doc.text, hit.terms),
           published_at: doc.published_at ?? null,
-          metadata: { score: Math.round(hit.score * 1000) / 1000, matched: hit.terms.slice(0, 8) },
+          metadata: {
+            score: Math.round(hit.score * 1000) / 1000,
+            matched: hit.terms.slice(0, 8),
+            revision: revisions[hit.id as number],
+          },
         };
       });
       return Promise.resolve({ candidates });
     },
+    health: () => Promise.resolve(health()),
+    expand({ locator, revision }) {
+      const found = loaded.byLocator.get(locator);
+      if (found === undefined) {
+        return Promise.reject(
+          held.has(locator)
+            ? new ProviderError(
+              "locator_expired",
+              "the document left the corpus when it was reloaded; search again",
+            )
+            : new ProviderError("locator_unknown", "this corpus never held that locator"),
+        );
+      }
+      if (revision !== undefined && revision !== found.revision) {
+        return Promise.reject(
+          new ProviderError(
+            "locator_expired",
+            `the document changed since revision ${
+              revision.slice(0, 32)
+            }; it is now ${found.revision}`,
+          ),
+        );
+      }
+      return Promise.resolve({
+        title: found.doc.title,
+        text: found.doc.text,
+        content_type: "text/plain",
+        retrieved_at: new Date(loaded.loadedAt).toISOString(),
+        revision: found.revision,
+      });
+    },
   };
+  if (options.reload) {
+    const reload = options.reload;
+    adapter.refresh = async () => {
+      loaded = load(await reload(), now());
+      for (const locator of loaded.byLocator.keys()) held.add(locator);
+      return health();
+    };
+  }
+  return adapter;
+}
+
+function load(documents: readonly CorpusDocument[], loadedAt: number): Loaded {
+  const index = new MiniSearch<CorpusDocument & { id: number }>({
+    fields: ["title", "text"],
+    storeFields: [],
+    searchOptions: { boost: { title: 2 }, prefix: true, fuzzy: 0.15 },
+  });
+  index.addAll(documents.map((doc, id) => ({ ...doc, id })));
+  const revisions = documents.map(revisionOf);
+  const byLocator = new Map<string, { doc: CorpusDocument; revision: string }>();
+  documents.forEach((doc, i) => {
+    // The first document with a locator wins, as a search would list it first.
+    if (!byLocator.has(doc.locator)) {
+      byLocator.set(doc.locator, { doc, revision: revisions[i] as string });
+    }
+  });
+  return { documents, index, byLocator, revisions, loadedAt };
+}
+
+/**
+ * The newest `published_at` that reads as a date, as RFC 3339; else the load time: a corpus is as
+ * fresh as its newest document, or as its load when its documents carry no date.
+ */
+function watermark(loaded: Loaded): string {
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const doc of loaded.documents) {
+    const at = doc.published_at === undefined ? Number.NaN : Date.parse(doc.published_at);
+    if (at > newest) newest = at;
+  }
+  return new Date(Number.isFinite(newest) ? newest : loaded.loadedAt).toISOString();
+}
+
+/**
+ * A document's revision: 64-bit FNV-1a (two 32-bit lanes) of its title and text, as 16 hex digits.
+ * It detects a change, not tampering; the corpus is the operator's own.
+ */
+export function revisionOf(doc: CorpusDocument): string {
+  let a = 0x811c9dc5;
+  let b = 0xcbf29ce4;
+  const source = `${doc.title}\u0000${doc.text}`;
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 7);
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
 }
 
 /** A window of the text around the first matched term, cut at word boundaries. */

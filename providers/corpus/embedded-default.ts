@@ -28,7 +28,8 @@ export async function startEmbeddedDefault(listen: Listen, host = "127.0.0.1"): 
   }];
   for (const p of EXAMPLE_PROVIDERS) {
     const dir = fileURLToPath(new URL(`./data/${p.folder}`, import.meta.url));
-    const app = serveProvider(corpusAdapter(p.name, p.scope, await loadCorpus(dir)));
+    const reload = () => loadCorpus(dir);
+    const app = serveProvider(corpusAdapter(p.name, p.scope, await reload(), { reload }));
     const running = await listen(app.fetch, host, 0);
     servers.push(running);
     const port = running.port;

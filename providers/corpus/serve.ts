@@ -19,15 +19,18 @@ const { served: { name, scope, documents }, base } = await serveCli({
   usage: USAGE,
   flags: ["dir", "name", "scope"],
   configure: async (values) => {
-    if (!values.dir) throw new ConfigError("--dir is required");
+    const dir = values.dir;
+    if (!dir) throw new ConfigError("--dir is required");
     const name = checkName("--name", values.name);
     const scope = checkName("--scope", values.scope);
-    const documents = await loadCorpus(values.dir);
+    const documents = await loadCorpus(dir);
     return {
       name,
       scope,
       documents,
-      fetch: serveProvider(corpusAdapter(name, scope, documents)).fetch,
+      fetch: serveProvider(
+        corpusAdapter(name, scope, documents, { reload: () => loadCorpus(dir) }),
+      ).fetch,
     };
   },
 });

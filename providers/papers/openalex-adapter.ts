@@ -9,6 +9,7 @@ import {
   checkBaseUrl,
   checkIdentity,
   GET_JSON,
+  healthFromProbe,
   notJson,
   type ReadRefusal,
   type SearchAdapter,
@@ -109,6 +110,28 @@ export function openAlexAdapter(options: OpenAlexOptions): SearchAdapter {
       }
       return { candidates };
     },
+    // One work, its id only: the cheapest call that proves the works API answers, and its
+    // `meta.count` (every work OpenAlex holds) is the document count.
+    health: (signal) =>
+      healthFromProbe(
+        async (probe) => {
+          const url = new URL("works", options.baseUrl);
+          url.searchParams.set("per-page", "1");
+          url.searchParams.set("select", "id");
+          if (options.mailto) url.searchParams.set("mailto", options.mailto);
+          if (options.apiKey) url.searchParams.set("api_key", options.apiKey);
+          const body = await callJson(up, url, GET_JSON, probe, readRefusal);
+          if (!isRecord(body) || !Array.isArray(body.results)) {
+            throw notJson("OpenAlex", "it has no results list");
+          }
+          const count = isRecord(body.meta) ? body.meta.count : undefined;
+          return typeof count === "number" && Number.isSafeInteger(count) && count >= 0
+            ? { document_count: count }
+            : {};
+        },
+        signal,
+        options.now ? { now: options.now } : {},
+      ),
   };
 }
 

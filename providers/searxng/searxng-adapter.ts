@@ -11,6 +11,7 @@ import {
   checkBaseUrl,
   checkIdentity,
   GET_JSON,
+  healthFromProbe,
   notJson,
   ProviderError,
   type ReadRefusal,
@@ -80,6 +81,17 @@ export function searxngAdapter(options: SearxngOptions): SearchAdapter {
       const body = await callJson(up, url, GET_JSON, signal, readRefusal);
       return toAnswer(body, limit);
     },
+    // The instance's `/config` (its engines and settings as JSON) is its cheapest JSON answer:
+    // no engine is asked, and an instance that answers it is up.
+    health: (signal) =>
+      healthFromProbe(
+        async (probe) => {
+          const body = await callJson(up, new URL("config", options.baseUrl), GET_JSON, probe);
+          if (!isRecord(body)) throw notJson("SearXNG", "its /config is not a JSON object");
+        },
+        signal,
+        options.now ? { now: options.now } : {},
+      ),
   };
 }
 

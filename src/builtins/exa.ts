@@ -1,12 +1,13 @@
 /**
  * The `exa` built-in: Exa's web search (`POST {baseUrl}/search`) as a SearchAdapter. It asks for
  * highlights rather than page text (token-efficient and included in the base price), maps each
- * result to a candidate, and reports what Exa says the call cost (`costDollars.total`).
+ * result to a candidate, and reports what Exa says the call cost (`costDollars.total`). `expand`
+ * asks Exa's contents API (`POST {baseUrl}/contents`) for a result URL's page text.
  */
 import * as v from "valibot";
-import { MAX_SNIPPET_CHARS } from "../protocol/limits.ts";
+import { MAX_EXPAND_TEXT_CHARS, MAX_LOCATOR_CHARS, MAX_SNIPPET_CHARS } from "../protocol/limits.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
-import type { SearchAdapter } from "../protocol/provider-contract.ts";
+import { type Evidence, ProviderError, type SearchAdapter } from "../protocol/provider-contract.ts";
 import type { StatusMeaning } from "../transport/classify.ts";
 import {
   callJson,
@@ -58,6 +59,21 @@ const ExaResponseSchema = v.looseObject({
   })),
 });
 
+/** One URL's outcome in a contents answer; Exa reports a page it could not fetch here, not as a status. */
+const ExaContentStatusSchema = v.looseObject({
+  id: v.string(),
+  status: v.string(),
+  error: v.nullish(v.looseObject({
+    tag: v.nullish(v.string()),
+    httpStatusCode: v.nullish(v.number()),
+  })),
+});
+
+const ExaContentsSchema = v.looseObject({
+  results: v.array(ExaResultSchema),
+  statuses: v.nullish(v.array(ExaContentStatusSchema)),
+});
+
 const ExaErrorSchema = v.looseObject({
   error: v.optional(v.unknown()),
   tag: v.optional(v.unknown()),
@@ -66,6 +82,8 @@ const ExaErrorSchema = v.looseObject({
 export function exaAdapter(options: ExaOptions): SearchAdapter {
   const base = (options.baseUrl ?? EXA_DEFAULT_BASE_URL).replace(/\/+$/, "");
   const up = upstream("exa", options);
+  const contents = upstream("exa contents", options);
+  const now = options.now ?? (() => Date.now());
   return {
     name: options.name ?? "exa",
     scope: options.scope ?? "web",
@@ -99,7 +117,78 @@ export function exaAdapter(options: ExaOptions): SearchAdapter {
           : {}),
       };
     },
+    async expand({ locator }, signal): Promise<Evidence> {
+      const url = pageUrl(locator);
+      const json = await callJson(
+        contents,
+        `${base}/contents`,
+        {
+          method: "POST",
+          headers: {
+            "x-api-key": options.apiKey,
+            "content-type": "application/json",
+            accept: "application/json",
+          },
+          // One character past the bound, so a page Exa had to cut is cut again, visibly.
+          body: JSON.stringify({ urls: [url], text: { maxCharacters: MAX_EXPAND_TEXT_CHARS + 1 } }),
+        },
+        signal,
+        readExaRefusal,
+      );
+      const answer = checkShape("exa contents", json, ExaContentsSchema);
+      const failed = answer.statuses?.find((s) => s.status !== "success");
+      if (failed) throw contentFailure(failed);
+      const page = answer.results[0];
+      if (page === undefined || typeof page.text !== "string") {
+        throw new ProviderError("search_failed", "exa contents answered no text for this page", {
+          retryable: false,
+        });
+      }
+      return {
+        title: page.title?.trim() || page.url,
+        text: page.text,
+        content_type: "text/plain",
+        retrieved_at: new Date(now()).toISOString(),
+      };
+    },
   };
+}
+
+/**
+ * The page a locator names: an exa locator is a result's http(s) URL, without credentials. Anything
+ * else was never issued by exa and is never sent anywhere.
+ */
+function pageUrl(locator: string): string {
+  let url: URL;
+  try {
+    url = new URL(locator);
+  } catch {
+    throw new ProviderError("locator_unknown", "an exa locator is a web page's URL");
+  }
+  if (
+    (url.protocol !== "https:" && url.protocol !== "http:") || url.username !== "" ||
+    url.password !== "" || locator.length > MAX_LOCATOR_CHARS
+  ) {
+    throw new ProviderError("locator_unknown", "an exa locator is an http or https page URL");
+  }
+  return url.href;
+}
+
+/** Exa's per-URL fetch failures (its contents status tags) as what they mean for the locator. */
+function contentFailure(status: v.InferOutput<typeof ExaContentStatusSchema>): ProviderError {
+  const tag = status.error?.tag ?? "unknown";
+  const shown = /^[A-Z0-9_]{1,64}$/.test(tag) ? tag : "unknown";
+  // The tag, not the page's own status, says what happened: Exa documents the tags.
+  if (tag === "CRAWL_NOT_FOUND") {
+    return new ProviderError(
+      "locator_expired",
+      `exa could not find the page any more [${shown}]; search again`,
+    );
+  }
+  // A timeout may pass; a source that refuses Exa refuses it again.
+  return new ProviderError("search_failed", `exa could not fetch the page [${shown}]`, {
+    retryable: tag === "CRAWL_TIMEOUT",
+  });
 }
 
 function toCandidate(r: v.InferOutput<typeof ExaResultSchema>): WireCandidate {

@@ -2,10 +2,15 @@
  * The `github` built-in: GitHub's REST search (`GET {baseUrl}/search/repositories` and
  * `/search/issues`) as a SearchAdapter. With kind "both" it asks both at once and interleaves the
  * two ranked lists, so the best repository and the best issue both reach the top of the answer.
+ * `expand` reads one issue, pull request or repository its search listed (`GET
+ * {baseUrl}/repos/{owner}/{repo}/issues/{n}` or `/repos/{owner}/{repo}`), with a URL built only from
+ * the validated parts of a locator of its own shape.
  */
 import * as v from "valibot";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import {
+  type Evidence,
+  type ExpandRequest,
   ProviderError,
   type SearchAdapter,
   type SearchAnswer,
@@ -39,6 +44,8 @@ export type GithubKind = "repositories" | "issues" | "both";
 export type GithubOptions = {
   token: string;
   baseUrl?: string;
+  /** The host of the web URLs its search answers (`html_url`): the only locators expand accepts. */
+  htmlHost?: string;
   kind?: GithubKind;
   fetch?: typeof fetch;
   /** Epoch milliseconds, to turn `x-ratelimit-reset` (epoch seconds) into a wait. */
@@ -78,6 +85,38 @@ const RepositorySearchSchema = searchSchema(RepositorySchema);
 const IssueSearchSchema = searchSchema(IssueSchema);
 
 const GithubErrorSchema = v.looseObject({ message: v.optional(v.unknown()) });
+
+const IssueDetailSchema = v.looseObject({
+  title: v.string(),
+  body: v.nullish(v.string()),
+  updated_at: v.nullish(v.string()),
+});
+
+const RepositoryDetailSchema = v.looseObject({
+  full_name: v.pipe(v.string(), v.minLength(1)),
+  description: v.nullish(v.string()),
+  homepage: v.nullish(v.string()),
+  language: v.nullish(v.string()),
+  topics: v.nullish(v.array(v.string())),
+  stargazers_count: v.nullish(v.number()),
+  archived: v.nullish(v.boolean()),
+  pushed_at: v.nullish(v.string()),
+  updated_at: v.nullish(v.string()),
+});
+
+/** GitHub's owner and repository names, and an issue number, as GitHub allows them. */
+const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
+const REPO = /^[A-Za-z0-9._-]{1,100}$/;
+const NUMBER = /^[1-9]\d{0,9}$/;
+
+/** What GitHub's statuses mean for one item an expand asks for. */
+const EXPAND_STATUS_MEANINGS: Readonly<Record<number, StatusMeaning>> = {
+  404: {
+    means: "locator_unknown",
+    says: "has no such issue or repository, or the token cannot see it",
+  },
+  410: { means: "locator_expired", says: "says the issue was deleted" },
+};
 
 /** A qualifier that already says issues or pull requests; GitHub requires one on issue search. */
 const ISSUE_TYPE_QUALIFIER = /(?:^|\s)(?:is|type):(?:issue|pr|pull-request)(?:\s|$)/i;
@@ -127,9 +166,90 @@ export function githubAdapter(options: GithubOptions): SearchAdapter {
     return listed(found.items.map(issueCandidate), found.incomplete_results, "issues");
   }
 
+  const htmlHost = (options.htmlHost ?? "github.com").toLowerCase();
+  const now = options.now ?? (() => Date.now());
+
+  async function item<S extends v.GenericSchema>(
+    path: string,
+    schema: S,
+    signal: AbortSignal,
+  ): Promise<v.InferOutput<S>> {
+    const up = upstream("github", options);
+    const json = await callJson(
+      up,
+      `${base}${path}`,
+      {
+        method: "GET",
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          accept: "application/vnd.github+json",
+          "x-github-api-version": GITHUB_API_VERSION,
+          "user-agent": GITHUB_USER_AGENT,
+        },
+      },
+      signal,
+      (refusal) => {
+        const meaning = EXPAND_STATUS_MEANINGS[refusal.status];
+        return meaning ? { meaning, said: refusal.said } : readGithubRefusal(refusal, up.now());
+      },
+    );
+    return checkShape(up.label, json, schema);
+  }
+
+  async function expand(
+    { locator, revision }: ExpandRequest,
+    signal: AbortSignal,
+  ): Promise<Evidence> {
+    const parts = githubLocator(locator, htmlHost);
+    const retrieved_at = new Date(now()).toISOString();
+    let evidence: Evidence;
+    if (parts.number === null) {
+      const r = await item(`/repos/${parts.owner}/${parts.repo}`, RepositoryDetailSchema, signal);
+      const facts = [
+        r.language ? `language: ${r.language}` : null,
+        typeof r.stargazers_count === "number" ? `stars: ${r.stargazers_count}` : null,
+        r.topics && r.topics.length > 0 ? `topics: ${r.topics.join(", ")}` : null,
+        r.homepage ? `homepage: ${r.homepage}` : null,
+        r.archived ? "archived" : null,
+      ].filter((f) => f !== null);
+      evidence = {
+        title: r.full_name,
+        text: [r.description ?? "", facts.join("\n")].filter((t) => t !== "").join("\n\n"),
+        content_type: "text/plain",
+        retrieved_at,
+        ...(r.updated_at ? { revision: r.updated_at } : {}),
+      };
+    } else {
+      const i = await item(
+        `/repos/${parts.owner}/${parts.repo}/issues/${parts.number}`,
+        IssueDetailSchema,
+        signal,
+      );
+      evidence = {
+        title: i.title,
+        text: i.body ?? "",
+        content_type: "text/markdown",
+        retrieved_at,
+        ...(i.updated_at ? { revision: i.updated_at } : {}),
+      };
+    }
+    if (
+      revision !== undefined && evidence.revision !== undefined && revision !== evidence.revision
+    ) {
+      throw new ProviderError(
+        "locator_expired",
+        `it changed since revision ${
+          revision.slice(0, 32)
+        } (now ${evidence.revision}); search again`,
+      );
+    }
+    return evidence;
+  }
+
   return {
     name: options.name ?? "github",
     scope: options.scope ?? "code",
+    expand,
     async search({ query, limit }, signal): Promise<SearchAnswer> {
       if (kind === "repositories") return await repositories(query, limit, signal);
       if (kind === "issues") return await issues(query, limit, signal);
@@ -146,6 +266,43 @@ export function githubAdapter(options: GithubOptions): SearchAdapter {
       };
     },
   };
+}
+
+/**
+ * The parts of a locator of github's own shape: `https://{htmlHost}/{owner}/{repo}`, optionally
+ * followed by `/issues/{n}` or `/pull/{n}`, with no credentials, port, query or fragment. Anything
+ * else is `locator_unknown` and is never sent anywhere.
+ */
+export function githubLocator(
+  locator: string,
+  htmlHost = "github.com",
+): { owner: string; repo: string; number: string | null } {
+  const unknown = () =>
+    new ProviderError(
+      "locator_unknown",
+      `a github locator is https://${htmlHost}/OWNER/REPO, optionally with /issues/N or /pull/N`,
+    );
+  let url: URL;
+  try {
+    url = new URL(locator);
+  } catch {
+    throw unknown();
+  }
+  if (
+    url.protocol !== "https:" || url.hostname !== htmlHost || url.port !== "" ||
+    url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== ""
+  ) {
+    throw unknown();
+  }
+  const segments = url.pathname.replace(/\/$/, "").split("/").slice(1);
+  const [owner, repo, kind, number] = segments;
+  const valid = owner !== undefined && OWNER.test(owner) && repo !== undefined &&
+    REPO.test(repo) && repo !== "." && repo !== ".." &&
+    (segments.length === 2 ||
+      (segments.length === 4 && (kind === "issues" || kind === "pull") &&
+        number !== undefined && NUMBER.test(number)));
+  if (!valid) throw unknown();
+  return { owner, repo, number: segments.length === 4 ? number as string : null };
 }
 
 function repositoryCandidate(r: v.InferOutput<typeof RepositorySchema>): WireCandidate {

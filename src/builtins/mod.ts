@@ -14,6 +14,9 @@
  * - A base URL override is https, or http to a loopback host when loopback is allowed; anything
  *   else refuses to start.
  * - No message names the key.
+ * - `expand` builds an upstream URL only from the validated parts of a locator of the built-in's own
+ *   shape (a page URL for exa, a repository, issue or pull request URL for github); any other
+ *   locator is `locator_unknown` and is sent nowhere.
  */
 import { ConfigError } from "../protocol/config-error.ts";
 import type { SearchAdapter } from "../protocol/provider-contract.ts";

@@ -114,10 +114,16 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
     const result = status.result;
     if (status.ok && result !== undefined && "service" in result) {
       const ready = result.providers.filter((p) => p.state === "ready").length;
+      // A suspended provider is the gateway protecting itself, not a configuration problem.
+      const suspended = result.providers.filter((p) => p.state === "suspended").map((p) =>
+        `${p.name} until ${p.until ?? "?"} (${p.consecutive_failures ?? 0} consecutive failures)`
+      );
       check(
         "gateway",
         "ok",
-        `${gateway} answers: ${result.service} ${result.version}, ${ready} of ${result.providers.length} providers ready`,
+        `${gateway} answers: ${result.service} ${result.version}, ${ready} of ${result.providers.length} providers ready${
+          suspended.length === 0 ? "" : `; suspended: ${suspended.join(", ")}`
+        }`,
       );
     } else {
       check(

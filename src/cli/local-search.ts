@@ -72,7 +72,9 @@ async function localGateway(
     );
     const docs = fileURLToPath(new URL("../../docs", import.meta.url));
     const workspace = usesWorkspace
-      ? corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"))
+      ? corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"), {
+        reload: () => loadCorpus(docs, "docs/"),
+      })
       : undefined;
     const config = resolveConfig({
       manifest: checked.text,

@@ -42,6 +42,9 @@ export function renderStatus(envelope: Envelope, where: string, paint: Paint): s
   const rows = result.providers.map((p) => [
     p.name,
     p.state === "ready" ? paint.green(p.state) : paint.yellow(p.state),
+    p.state === "suspended"
+      ? `until ${p.until ?? "?"}, after ${p.consecutive_failures ?? 0} consecutive failures`
+      : "",
   ]);
   return [
     `${paint.bold(result.service)} ${result.version} at ${where}`,

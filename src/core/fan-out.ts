@@ -12,7 +12,10 @@ import type { ByteBudget } from "../transport/byte-budget.ts";
 import { classifyThrown } from "../transport/classify.ts";
 import type { ProviderClient, TransportResult } from "../transport/provider-client.ts";
 import { sanitiseAnswer } from "./sanitize.ts";
+import type { FilterName, SearchFilters } from "../protocol/search-filters.ts";
+import { compileFilters, filterAnswer, filtersFor } from "./filters.ts";
 import { Semaphore } from "../transport/semaphore.ts";
+import { type AttemptWatch, QueueWatch } from "./suspension.ts";
 
 /** What contacting providers needs from the gateway: the same for every search of one caller. */
 export type AttemptDeps = {
@@ -23,12 +26,17 @@ export type AttemptDeps = {
   maxPendingConnections: number | null;
   /** Per-attempt headers (a provider token minted for `budgetMs`), or null for none. */
   headersFor: ((spec: ProviderSpec, budgetMs: number) => Promise<Record<string, string>>) | null;
+  /**
+   * The filters a provider declared it honours (its `describe`); only those reach its request
+   * (docs/protocol.md, "Filters"). Absent: no provider receives any.
+   */
+  acceptsFilters?: ((spec: ProviderSpec) => readonly FilterName[]) | undefined;
 };
 
 /** One search's attempts. */
 export type FanOut = {
   run: readonly ProviderSpec[];
-  request: Pick<SearchRequest, "query" | "limit" | "timeout_ms">;
+  request: Pick<SearchRequest, "query" | "limit" | "timeout_ms" | "filters">;
   requestId: string;
   /** Fires when the caller goes away. */
   signal: AbortSignal;
@@ -39,6 +47,8 @@ export type FanOut = {
   budget: ByteBudget;
   /** Called as each attempt finishes, in completion order (for streaming). */
   onAttempt?: ((index: number, record: AttemptRecord) => void) | undefined;
+  /** Told how each attempt ended, before onAttempt (docs/protocol.md, "Suspension"). */
+  suspension?: AttemptWatch | undefined;
 };
 
 export function evidenceStateOf(spec: ProviderSpec): EvidenceState {
@@ -106,18 +116,25 @@ async function attempt(
   const signal = controller.signal;
   let result: TransportResult;
   let release: (() => void) | null = null;
+  // Whether the attempt got past our own queues: a failure before that is never the provider's.
+  let reached = false;
+  const gate = new QueueWatch(deps.gateFor(spec));
+  const queue = connectGate === null ? null : new QueueWatch(connectGate);
   try {
     // Time queued behind the provider's concurrency limit counts against this attempt's deadline.
-    release = await deps.gateFor(spec).acquire(signal);
+    release = await gate.acquire(signal);
+    const headers = deps.headersFor === null ? {} : await deps.headersFor(spec, budgetMs);
+    reached = true;
     result = await deps.clientFor(spec).call({
       query: request.query,
       limit: request.limit,
+      ...sentFilters(spec, request.filters, deps),
       requestId: search.requestId,
       traceparent,
       signal,
       budget: search.budget,
-      connectGate,
-      headers: deps.headersFor === null ? {} : await deps.headersFor(spec, budgetMs),
+      connectGate: queue,
+      headers,
     });
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };
@@ -126,7 +143,19 @@ async function attempt(
     clearTimeout(timer);
     live.delete(controller);
   }
-  return toRecord(spec, result, request.limit, Math.round(deps.now() - started));
+  const record = toRecord(
+    spec,
+    result,
+    request.limit,
+    Math.round(deps.now() - started),
+    request.filters,
+  );
+  const note = search.suspension?.settle(spec, record, {
+    reached: reached && !(queue?.lost ?? false),
+    waited: gate.waited || (queue?.waited ?? false),
+  }) ?? "";
+  if (note !== "") record.message += note;
+  return record;
 }
 
 function toRecord(
@@ -134,6 +163,7 @@ function toRecord(
   result: TransportResult,
   limit: number,
   latency: number,
+  filters: SearchFilters | undefined,
 ): AttemptRecord {
   const base = {
     provider: spec.name,
@@ -144,7 +174,10 @@ function toRecord(
     cost_micros: spec.cost_micros,
   };
   if (result.kind === "answer") {
-    const { candidates, warnings } = sanitiseAnswer(result.candidates, result.warnings, limit);
+    // Filters apply after sanitising, to every candidate, whatever the provider was sent.
+    const { candidates, warnings, filtered_out } = filters === undefined
+      ? { ...sanitiseAnswer(result.candidates, result.warnings, limit), filtered_out: null }
+      : filterAnswer(result.candidates, result.warnings, limit, compileFilters(filters));
     return {
       ...base,
       // A provider that reports what the call cost (Exa does) is believed over the manifest.
@@ -152,8 +185,13 @@ function toRecord(
       outcome: "success",
       code: "ok",
       retryable: false,
-      message: candidates.length === 0 ? "an honest empty: the provider found nothing" : "",
+      message: candidates.length > 0
+        ? ""
+        : filtered_out !== null && filtered_out > 0
+        ? "an honest empty after filtering: every candidate failed the search's filters"
+        : "an honest empty: the provider found nothing",
       candidate_count: candidates.length,
+      ...(filtered_out === null ? {} : { filtered_out }),
       warnings,
       candidates,
     };
@@ -170,6 +208,17 @@ function toRecord(
     ...(budget === undefined ? {} : { budget }),
     ...(retry_after_ms === undefined ? {} : { retry_after_ms }),
   };
+}
+
+/** The filters a provider receives: none unless it declared some of those in use. */
+function sentFilters(
+  spec: ProviderSpec,
+  filters: SearchFilters | undefined,
+  deps: AttemptDeps,
+): { filters?: SearchFilters } {
+  if (filters === undefined || deps.acceptsFilters === undefined) return {};
+  const sent = filtersFor(filters, deps.acceptsFilters(spec));
+  return sent === null ? {} : { filters: sent };
 }
 
 const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));

@@ -8,11 +8,14 @@ import type { Manifest, ProviderSpec } from "../protocol/manifest-schema.ts";
 import { didYouMean } from "../protocol/did-you-mean.ts";
 import { MAX_LISTED_NAMES } from "../protocol/limits.ts";
 import { listOf, type RequestProblem, type SearchRequest } from "../protocol/search-request.ts";
+import type { SuspendedNow } from "./suspension.ts";
 
 export type Plan = {
   /** Providers to contact, in manifest order. */
   run: ProviderSpec[];
   decision: Decision;
+  /** When the first provider skipped as `suspended` may be contacted again, in ms from planning. */
+  resumesInMs?: number;
 };
 
 export type PlanContext = {
@@ -26,6 +29,8 @@ export type PlanContext = {
   entitlement: (spec: ProviderSpec) => "granted" | "needs_token" | "needs_scope";
   /** Why a selected provider cannot run now (a built-in without its key), or null when it can. */
   unavailable: (spec: ProviderSpec) => SkipReason | null;
+  /** Whether a provider is suspended now (docs/protocol.md, "Suspension"); absent: never. */
+  suspended?: ((spec: ProviderSpec) => SuspendedNow | null) | undefined;
 };
 
 export type PlanResult = { ok: true; plan: Plan } | { ok: false; problem: RequestProblem };
@@ -69,10 +74,18 @@ export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult
   const decision: Decision = { tier: tierName, providers: [], trimmed: [], skipped: [] };
   const run: ProviderSpec[] = [];
   let spent = 0;
+  let resumesInMs: number | undefined;
   for (const spec of picked) {
     const reason = spec.timeout_seconds === 0 ? "disabled" : ctx.unavailable(spec);
     if (reason !== null) {
       decision.skipped.push({ provider: spec.name, reason });
+      continue;
+    }
+    // Before the ceiling and the cap: a provider not contacted spends neither.
+    const suspended = ctx.suspended?.(spec) ?? null;
+    if (suspended !== null) {
+      decision.skipped.push({ provider: spec.name, reason: "suspended", until: suspended.until });
+      resumesInMs = Math.min(resumesInMs ?? suspended.inMs, suspended.inMs);
       continue;
     }
     // Walk in manifest order, keeping each provider while the running cost fits under the ceiling.
@@ -92,7 +105,9 @@ export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult
     run.push(spec);
     decision.providers.push(spec.name);
   }
-  return { ok: true, plan: { run, decision } };
+  const plan: Plan = { run, decision };
+  if (resumesInMs !== undefined) plan.resumesInMs = resumesInMs;
+  return { ok: true, plan };
 }
 
 type Selection = { ok: true; providers: ProviderSpec[] } | { ok: false; problem: RequestProblem };

@@ -7,6 +7,7 @@ import { ByteBudget } from "../transport/byte-budget.ts";
 import { type AttemptDeps, evidenceStateOf, type FanOut, fanOut } from "./fan-out.ts";
 import { fuse } from "./fusion.ts";
 import type { Plan, PlanContext } from "./plan.ts";
+import type { AttemptWatch } from "./suspension.ts";
 
 /** The last warning of every search: results come from elsewhere and are not vouched for. */
 export const UNTRUSTED_REMINDER =
@@ -32,6 +33,8 @@ export type PlannedSearch = SearchHooks & {
   requestId: string;
   /** Fires when the caller goes away. */
   signal: AbortSignal;
+  /** Told how each attempt ended (docs/protocol.md, "Suspension"); absent: nothing is told. */
+  suspension?: AttemptWatch | undefined;
 };
 
 /** A search that ran: what the envelope needs to say about it. */
@@ -39,6 +42,11 @@ export type CompletedSearch = {
   code: "ok" | "partial" | "all_providers_failed";
   /** For all_providers_failed: whether any failure was retryable. */
   retryable: boolean;
+  /**
+   * For all_providers_failed when nothing was contacted and some selected provider is suspended:
+   * when the first of them comes back, in ms.
+   */
+  retryAfterMs?: number;
   result: SearchResult;
   /** Fusion's duration, for Server-Timing (attempts carry their own latency). */
   timings: { fusion_ms: number };
@@ -91,11 +99,15 @@ export async function executePlan(search: PlannedSearch): Promise<CompletedSearc
     coverage: failed > 0 || records.length === 0 ? "degraded" : "complete",
     warnings: [...searchWarnings(records, decision), UNTRUSTED_REMINDER],
   };
+  // Suspended providers come back by themselves: the same search succeeds once one does.
+  const resumesInMs = records.length === 0 ? plan.resumesInMs : undefined;
   return {
     code,
-    retryable: records.some((r) => r.outcome !== "success" && r.retryable),
+    retryable: records.some((r) => r.outcome !== "success" && r.retryable) ||
+      resumesInMs !== undefined,
     result,
     timings: { fusion_ms },
+    ...(resumesInMs === undefined ? {} : { retryAfterMs: resumesInMs }),
   };
 }
 

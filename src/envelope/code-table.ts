@@ -125,6 +125,9 @@ export const CODES = {
     retryable: false,
     http: 0,
   },
+  // An expand whose locator the provider never issued, or issued for a source that has since changed.
+  locator_unknown: usage(404),
+  locator_expired: usage(410),
 } as const satisfies Record<EnvelopeCode, CodeRow>;
 
 /**

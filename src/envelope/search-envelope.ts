@@ -14,6 +14,7 @@ export function searchEnvelope(search: CompletedSearch, requestId: string, view:
     result,
     mining: MINING_DISABLED,
     anyRetryable: search.retryable,
+    ...(search.retryAfterMs === undefined ? {} : { retry_after_ms: search.retryAfterMs }),
     ...(search.code === "all_providers_failed"
       ? {
         error: { message: "every selected provider failed or none could be contacted; see result" },

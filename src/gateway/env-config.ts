@@ -34,6 +34,8 @@ export type EnvConfig = {
   headersTimeoutMs: number;
   /** TRACEFETCH_BODY_TIMEOUT_MS */
   bodyTimeoutMs: number;
+  /** TRACEFETCH_SUSPEND_PROVIDERS: suspend a provider that keeps failing (on unless set off). */
+  suspendProviders: boolean;
   /** TRACEFETCH_AUTH_*, TRACEFETCH_REQUIRE_AUTH, TRACEFETCH_SIGNING_JWK and _GATEWAY_ISSUER. */
   auth: AuthVariables;
 };
@@ -49,7 +51,11 @@ const ON = new Set(["1", "true", "yes", "on"]);
 const OFF = new Set(["0", "false", "no", "off"]);
 
 /** The boolean variables, for the tests and the docs' table. */
-export const BOOLEAN_VARIABLES = ["TRACEFETCH_ALLOW_LOOPBACK", "TRACEFETCH_REQUIRE_AUTH"] as const;
+export const BOOLEAN_VARIABLES = [
+  "TRACEFETCH_ALLOW_LOOPBACK",
+  "TRACEFETCH_REQUIRE_AUTH",
+  "TRACEFETCH_SUSPEND_PROVIDERS",
+] as const;
 
 /** Parses every variable; throws ConfigError naming the first one that is not understood. */
 export function configFromEnv(env: Env): EnvConfig {
@@ -63,6 +69,8 @@ export function configFromEnv(env: Env): EnvConfig {
     headersTimeoutMs: positive(env, "TRACEFETCH_HEADERS_TIMEOUT_MS") ??
       DEFAULT_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: positive(env, "TRACEFETCH_BODY_TIMEOUT_MS") ?? DEFAULT_BODY_TIMEOUT_MS,
+    suspendProviders: text(env, "TRACEFETCH_SUSPEND_PROVIDERS") === null ||
+      flag(env, "TRACEFETCH_SUSPEND_PROVIDERS"),
     auth: {
       jwksUrl: text(env, "TRACEFETCH_AUTH_JWKS_URL"),
       jwks: text(env, "TRACEFETCH_AUTH_JWKS"),

@@ -55,6 +55,11 @@ export type GatewayConfig = {
   heartbeatMs?: number | undefined;
   /** Connections one search may have waiting for headers at once (6 on Workers); unbounded if absent. */
   maxPendingConnections?: number | undefined;
+  /**
+   * Suspend providers that keep failing (docs/protocol.md, "Suspension"); on unless false, which
+   * suits a harness that sends one provider many failures on purpose.
+   */
+  suspendProviders?: boolean | undefined;
   /** Told, one line each, what in an accepted configuration will not work as its author expects. */
   onWarning?: ((line: string) => void) | undefined;
 };
@@ -85,6 +90,7 @@ export type ResolvedConfig = {
   searchBudgetBytes: number;
   heartbeatMs: number;
   maxPendingConnections: number | null;
+  suspendProviders: boolean;
 };
 
 export function resolveConfig(config: GatewayConfig): ResolvedConfig {
@@ -129,6 +135,7 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
     maxPendingConnections: config.maxPendingConnections === undefined
       ? null
       : positive("maxPendingConnections", config.maxPendingConnections, 1),
+    suspendProviders: config.suspendProviders ?? fromEnv.suspendProviders,
   };
 }
 

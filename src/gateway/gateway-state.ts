@@ -7,6 +7,7 @@ import { BUILTIN_NAMES, type BuiltinName } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { planSearch } from "../core/plan.ts";
+import { Suspensions, type SuspensionView } from "../core/suspension.ts";
 import type { SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
@@ -28,15 +29,19 @@ export class GatewayState {
   readonly #clients = new Map<string, ProviderClient>();
   readonly #gates = new Map<string, Semaphore>();
   readonly #searches: Slots;
+  /** Providers left out after failing, for this instance only (docs/protocol.md, "Suspension"). */
+  readonly #suspensions: Suspensions | null;
   /** What every caller's searches share. */
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
 
   constructor(readonly config: ResolvedConfig) {
     this.#searches = new Slots(config.maxInflight);
+    this.#suspensions = config.suspendProviders ? new Suspensions(config.now) : null;
     this.#shared = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
       unavailable: (spec) => this.unavailable(spec),
+      suspended: (spec) => this.#suspensions?.check(spec) ?? null,
       clientFor: (spec) => this.#client(spec),
       gateFor: (spec) => this.#gate(spec),
       now: config.now,
@@ -66,9 +71,12 @@ export class GatewayState {
       };
     }
     const { request, requestId } = ask;
+    const { plan } = planned;
+    // In the same turn as the plan, so no other search can claim the same half-open probe.
+    const suspension = this.#suspensions?.watch(plan.run);
     return {
       ok: true,
-      search: admitted({ request, plan: planned.plan, deps, requestId }, release),
+      search: admitted({ request, plan, deps, requestId, suspension }, release),
     };
   }
 
@@ -77,6 +85,11 @@ export class GatewayState {
     const admission = this.admit(ask);
     if (!admission.ok) return admission.envelope;
     return await admission.search.run(options, (run) => run.envelope);
+  }
+
+  /** A provider's suspension, as `/v1/status` shows it. */
+  suspensionOf(name: string): SuspensionView {
+    return this.#suspensions?.view(name) ?? { state: "ready", consecutiveFailures: 0 };
   }
 
   /** The providers this caller may see, in manifest order. */

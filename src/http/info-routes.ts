@@ -58,12 +58,19 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
         version: VERSION,
         providers: state.visibleTo(c.get("caller")).map((p) => {
           const reason = state.unavailable(p);
-          const status = reason === null
-            ? "ready" as const
-            : reason === "disabled"
-            ? "disabled" as const
-            : "not_configured" as const;
-          return { name: p.name, state: status };
+          if (reason !== null) {
+            return {
+              name: p.name,
+              state: reason === "disabled" ? "disabled" as const : "not_configured" as const,
+            };
+          }
+          const held = state.suspensionOf(p.name);
+          const failures = held.consecutiveFailures === 0
+            ? {}
+            : { consecutive_failures: held.consecutiveFailures };
+          return held.state === "suspended"
+            ? { name: p.name, state: "suspended" as const, until: held.until, ...failures }
+            : { name: p.name, state: "ready" as const, ...failures };
         }),
         searches_in_flight: state.searchesInFlight,
         max_inflight: state.config.maxInflight,

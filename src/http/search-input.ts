@@ -7,6 +7,9 @@
  * - an unknown field or parameter: unknown_field, then a repeated one: invalid_field;
  * - then the values, by parseSearchRequest. A GET number is read with the JSON number grammar, so
  *   `limit=1e2` is `{"limit":1e2}`; `providers=a,b` is `["a","b"]` and `providers=` is `[]`.
+ *   The filter parameters fill `filters`: `domains=a.org,b.org` is `filters.domains.include`,
+ *   `exclude_domains=` its `exclude` (split like `providers`), and `published_after` and
+ *   `published_before` the fields of the same names.
  */
 import {
   listOf,
@@ -40,6 +43,10 @@ const GET_PARAMS: ReadonlyMap<string, string> = new Map([
   ["tier", "tier"],
   ["view", "view"],
   ["timeout_ms", "timeout_ms"],
+  ["domains", "filters.domains.include"],
+  ["exclude_domains", "filters.domains.exclude"],
+  ["published_after", "filters.published_after"],
+  ["published_before", "filters.published_before"],
   ["stream", "stream"],
   ["pretty", "pretty"],
 ]);
@@ -80,6 +87,8 @@ export function requestFromQuery(url: URL): QueryRequest {
     if (field === "stream" || field === "pretty") continue;
     if (field === "providers") {
       input.providers = value === "" ? [] : value.split(",");
+    } else if (field.startsWith("filters.")) {
+      putFilter(input, field, value);
     } else if (field === "limit" || field === "timeout_ms") {
       input[field] = numberFromText(value);
     } else {
@@ -88,6 +97,17 @@ export function requestFromQuery(url: URL): QueryRequest {
   }
   const parsed = parseSearchRequest(input);
   return parsed.ok ? { ...parsed, stream: stream ?? null } : parsed;
+}
+
+/** Puts a filter parameter where a body writes it: `filters.domains.include` is a list. */
+function putFilter(input: Record<string, unknown>, field: string, value: string): void {
+  const filters = (input.filters ??= {}) as Record<string, unknown>;
+  if (field === "filters.published_after" || field === "filters.published_before") {
+    filters[field.slice("filters.".length)] = value;
+    return;
+  }
+  const domains = (filters.domains ??= {}) as Record<string, unknown>;
+  domains[field.slice("filters.domains.".length)] = value === "" ? [] : value.split(",");
 }
 
 function unknownParam(name: string): string {

@@ -11,6 +11,12 @@ import {
   ProviderErrorSchema,
   type ProviderResponse,
 } from "../protocol/provider-wire.ts";
+import {
+  actionRequest,
+  checkActionAnswer,
+  type OptionalAction,
+  PROTOCOL_VERSIONS,
+} from "../protocol/provider-actions.ts";
 import { JSON_CONTENT_TYPE } from "../transport/http-provider.ts";
 import { checkBounds } from "./check-bounds.ts";
 
@@ -42,6 +48,13 @@ export type CaseContext = {
   query: string;
   /** A query that matches nothing: one random token no corpus holds. */
   nonsense: string;
+  /**
+   * The actions the provider's describe answer declares; [] when it does not answer describe
+   * (a search-only provider), null before the describe case ran.
+   */
+  actions: string[] | null;
+  /** The first locator a search answered, for the expand case; null when none came back. */
+  locator: string | null;
 };
 
 /**
@@ -50,15 +63,22 @@ export type CaseContext = {
  */
 export type Judgement = { fail: string[]; advice: string[]; notChecked?: string };
 
-type CaseSpec = {
+export type CaseSpec = {
   case: string;
   expects: string;
   body: (c: CaseContext) => string;
   check: (x: Exchange, c: CaseContext) => Judgement;
+  /** What a later case needs from this exchange (the declared actions, a locator). */
+  learn?: (x: Exchange, c: CaseContext) => void;
 };
 
 const search = (query: string, limit: number) =>
   JSON.stringify({ schema_version: PROVIDER_REQUEST_VERSION, action: "search", query, limit });
+
+/** What a provider that predates describe may answer it: the gateway then takes it as search-only. */
+const SEARCH_ONLY_STATUSES: readonly number[] = [400, 404, 501];
+/** What a locator the provider never issued must be answered with (with code `locator_unknown`). */
+const UNKNOWN_LOCATOR_STATUSES: readonly number[] = [404];
 
 /** The gateway's default limit: what a provider is asked most often. */
 const TYPICAL_LIMIT = 8;
@@ -70,6 +90,9 @@ export const CONFORMANCE_CASES = [
       "a valid search answers 200, application/json, a valid tracefetch.provider-response.v1",
     body: (c) => search(c.query, TYPICAL_LIMIT),
     check: (x) => ({ fail: validAnswer(x).problems, advice: [] }),
+    learn: (x, c) => {
+      c.locator = validAnswer(x).answer?.candidates[0]?.locator ?? null;
+    },
   },
   {
     case: "limit-1",
@@ -154,7 +177,136 @@ export const CONFORMANCE_CASES = [
       }),
     check: (x) => refused(x, [404, 501], "unsupported_action"),
   },
+  {
+    case: "describe",
+    expects:
+      "describe answers a valid tracefetch.provider-describe.v1 naming a protocol major this gateway speaks, or is refused with 404 or 501 (a search-only provider)",
+    body: () => JSON.stringify(actionRequest("describe")),
+    check: (x, c) => {
+      const { status } = x.response;
+      if (SEARCH_ONLY_STATUSES.includes(status)) {
+        return {
+          fail: [],
+          advice: [
+            `describe was refused (HTTP ${status}): the gateway takes this provider as search-only, protocol 1`,
+          ],
+        };
+      }
+      const problems = actionAnswerProblems("describe", x, c);
+      if (problems.length > 0) return { fail: problems, advice: [] };
+      const { protocol_versions } = x.json as { protocol_versions: number[] };
+      if (!protocol_versions.some((major) => PROTOCOL_VERSIONS.includes(major))) {
+        return {
+          fail: [
+            `protocol_versions ${
+              JSON.stringify(protocol_versions)
+            } shares no major with this gateway's ${JSON.stringify(PROTOCOL_VERSIONS)}`,
+          ],
+          advice: [],
+        };
+      }
+      return { fail: [], advice: [] };
+    },
+    learn: (x, c) => {
+      const checked = x.response.status === 200
+        ? checkActionAnswer("describe", x.text, null)
+        : null;
+      c.actions = checked?.ok ? checked.answer.actions : [];
+    },
+  },
+  actionCase(
+    "health",
+    "health answers a valid tracefetch.provider-health.v1 when describe declares it, else is refused with 404 or 501",
+    () => JSON.stringify(actionRequest("health")),
+  ),
+  actionCase(
+    "expand",
+    "expand of a locator the provider answered gives its evidence when describe declares expand, else is refused with 404 or 501",
+    (c) =>
+      JSON.stringify(
+        actionRequest("expand", { locator: c.locator ?? `${c.nonsense}:no-candidate` }),
+      ),
+  ),
+  {
+    case: "expand-unknown-locator",
+    expects:
+      "expand of a locator the provider never issued is 404 locator_unknown when describe declares expand, else is refused with 404 or 501; never a success",
+    body: (c) => JSON.stringify(actionRequest("expand", { locator: `${c.nonsense}:never-issued` })),
+    check: (x, c) => {
+      if (!declares(c, "expand")) return refused(x, [404, 501], "unsupported_action");
+      const { status } = x.response;
+      const parsed = v.safeParse(ProviderErrorSchema, x.json);
+      if (
+        !UNKNOWN_LOCATOR_STATUSES.includes(status) || !parsed.success ||
+        parsed.output.code !== "locator_unknown"
+      ) {
+        const said = parsed.success ? `, code "${parsed.output.code}"` : ", no provider-error body";
+        return {
+          fail: [
+            `expected HTTP 404 with code "locator_unknown", got ${status}${said}; without the code the gateway reads a 404 as "expand not supported"`,
+          ],
+          advice: [],
+        };
+      }
+      return { fail: [], advice: [] };
+    },
+  },
+  actionCase(
+    "refresh",
+    "refresh answers a valid tracefetch.provider-health.v1 when describe declares it, else is refused with 404 or 501",
+    () => JSON.stringify(actionRequest("refresh")),
+  ),
 ] as const satisfies readonly CaseSpec[];
+
+function declares(c: CaseContext, action: OptionalAction): boolean {
+  return (c.actions ?? []).includes(action);
+}
+
+/**
+ * An action the provider declares must answer validly; one it does not declare must be refused
+ * honestly (404 or 501), never answered with an empty success.
+ */
+function actionCase<N extends "health" | "expand" | "refresh">(
+  action: N,
+  expects: string,
+  body: (c: CaseContext) => string,
+) {
+  return {
+    case: action,
+    expects,
+    body,
+    check: (x: Exchange, c: CaseContext): Judgement => {
+      if (!declares(c, action)) return refused(x, [404, 501], "unsupported_action");
+      if (action === "expand" && c.locator === null) {
+        return {
+          fail: [],
+          advice: [],
+          notChecked: "no search answered a candidate, so there was no locator to expand",
+        };
+      }
+      const problems = actionAnswerProblems(action, x, c);
+      if (problems.length === 0 && action === "expand") {
+        const { locator } = x.json as { locator: string };
+        if (locator !== c.locator) {
+          problems.push("the answer is about another locator than the one asked");
+        }
+      }
+      return { fail: problems, advice: [] };
+    },
+  } as const;
+}
+
+/** Why an action's answer is not a 200 with a valid document of its schema (and the declared identity). */
+function actionAnswerProblems(action: OptionalAction, x: Exchange, c: CaseContext): string[] {
+  const r = x.response;
+  if (r.status !== 200) return [`expected HTTP 200, got ${r.status}`];
+  if (!JSON_CONTENT_TYPE.test(r.content_type ?? "")) {
+    return [`expected content-type application/json, got "${r.content_type ?? ""}"`];
+  }
+  const declared = c.name === null || c.scope === null ? null : { name: c.name, scope: c.scope };
+  const checked = checkActionAnswer(action, x.text, declared);
+  return checked.ok ? [] : [checked.message];
+}
 
 export type ConformanceCaseName = (typeof CONFORMANCE_CASES)[number]["case"];
 

@@ -8,6 +8,7 @@ import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
 import { redact } from "../transport/redact.ts";
 import {
   type CaseContext,
+  type CaseSpec,
   CONFORMANCE_CASES,
   type ConformanceCaseName,
   type ConformanceResponse,
@@ -108,6 +109,8 @@ export async function runConformance(
     scope: options.scope ?? null,
     query: options.query ?? DEFAULT_CONFORMANCE_QUERY,
     nonsense: `${NONSENSE_QUERY_PREFIX}${hex(8)}`,
+    actions: null,
+    locator: null,
   };
   const traceId = hex(16);
   const extra = Object.fromEntries(
@@ -116,7 +119,7 @@ export async function runConformance(
   const cases: ConformanceEntry[] = [];
   let reported: ConformanceReport["reported"] = null;
   // One case at a time: a provider under test is not a load test, and the order stays stable.
-  for (const spec of CONFORMANCE_CASES) {
+  for (const spec of CONFORMANCE_CASES as readonly CaseSpec[]) {
     const body = spec.body(context);
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -133,6 +136,7 @@ export async function runConformance(
     const judged: Judgement = "failure" in sent
       ? { fail: [sent.failure], advice: [] }
       : spec.check(sent, context);
+    if (!("failure" in sent)) spec.learn?.(sent, context);
     const fail = judged.fail.length > MAX_REPORTED_REASONS
       ? [
         ...judged.fail.slice(0, MAX_REPORTED_REASONS),
@@ -140,7 +144,7 @@ export async function runConformance(
       ]
       : judged.fail;
     cases.push({
-      case: spec.case,
+      case: spec.case as ConformanceCaseName,
       expects: spec.expects,
       request: { method: "POST", headers: shown, body },
       response: sent.response,

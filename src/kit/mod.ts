@@ -23,11 +23,27 @@
 
 // The author contract and the wire it travels on.
 export {
+  type Evidence,
+  type ExpandRequest,
+  type HealthAnswer,
+  type ProviderDescription,
   ProviderError,
   type ProviderErrorOptions,
   type SearchAdapter,
   type SearchAnswer,
 } from "../protocol/provider-contract.ts";
+export {
+  checkActionAnswer,
+  PROTOCOL_VERSIONS,
+  PROVIDER_DESCRIBE_REQUEST_VERSION,
+  PROVIDER_DESCRIBE_VERSION,
+  PROVIDER_EXPAND_REQUEST_VERSION,
+  PROVIDER_EXPAND_VERSION,
+  PROVIDER_HEALTH_REQUEST_VERSION,
+  PROVIDER_HEALTH_VERSION,
+  PROVIDER_REFRESH_REQUEST_VERSION,
+} from "../protocol/provider-actions.ts";
+export type { HealthCoverage, HealthStatus, ProviderAction } from "../protocol/codes.ts";
 export type { ProviderErrorCode } from "../protocol/codes.ts";
 export {
   PROVIDER_ERROR_VERSION,
@@ -47,6 +63,7 @@ export {
 
 // Serving a provider.
 export * from "./serve-provider.ts";
+export * from "./probe-health.ts";
 export * from "./worker-entry.ts";
 export * from "./check-config.ts";
 export type { FetchHandler, Listen, Served } from "./listener.ts";

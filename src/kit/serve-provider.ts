@@ -4,11 +4,32 @@
  * process is the same one served here, and a ProviderError it throws reaches the gateway as the
  * same attempt (code, retryable, wait) either way.
  */
+import type { SearchFilters } from "../protocol/search-filters.ts";
 import { Hono } from "hono/tiny";
 import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
-import { MAX_PROVIDER_REQUEST_BYTES, MAX_WARNING_CHARS, MAX_WARNINGS } from "../protocol/limits.ts";
-import { ProviderError, type SearchAdapter } from "../protocol/provider-contract.ts";
+import {
+  MAX_DIAGNOSTIC_CHARS,
+  MAX_HEALTH_DIAGNOSTICS,
+  MAX_PROVIDER_REQUEST_BYTES,
+  MAX_WARNING_CHARS,
+  MAX_WARNINGS,
+} from "../protocol/limits.ts";
+import {
+  type HealthAnswer,
+  ProviderError,
+  type SearchAdapter,
+} from "../protocol/provider-contract.ts";
+import {
+  describeAdapter,
+  describeDocument,
+  DescribeRequestSchema,
+  expandDocument,
+  ExpandRequestSchema,
+  healthDocument,
+  HealthRequestSchema,
+  RefreshRequestSchema,
+} from "../protocol/provider-actions.ts";
 import {
   PROVIDER_ERROR_STATUS,
   PROVIDER_ERROR_VERSION,
@@ -62,23 +83,27 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
         ? (json as { action?: unknown }).action
         : undefined;
       if (typeof action === "string" && action !== "search") {
-        return providerError(
-          new ProviderError(
-            "unsupported_action",
-            `this provider does not support the "${action.slice(0, 40)}" action`,
-          ),
-        );
+        return await answerAction(adapter, action, json, c.req.raw.signal).catch(providerError);
       }
       const parsed = v.safeParse(ProviderRequestSchema, json);
-      if (!parsed.success) {
-        const [issue] = parsed.issues;
-        const at = v.getDotPath(issue) || "request";
-        return providerError(new ProviderError("invalid_request", `${at}: ${issue.message}`));
+      if (!parsed.success) return refuseRequest(parsed.issues);
+      const { query, limit, filters } = parsed.output;
+      // The gateway sends only filters this provider listed in `describe`; any other is a refusal.
+      const undeclared = Object.keys(filters ?? {}).filter((f) => !adapter.filters?.includes(f));
+      if (undeclared.length > 0) {
+        return providerError(
+          new ProviderError("invalid_request", `this provider does not filter by ${undeclared[0]}`),
+        );
       }
-      const { query, limit } = parsed.output;
       let answer: Awaited<ReturnType<SearchAdapter["search"]>>;
       try {
-        answer = await adapter.search({ query, limit }, c.req.raw.signal);
+        answer = await adapter.search(
+          // The wire schema's optional members are the filters' own: same shape, looser typing.
+          filters === undefined
+            ? { query, limit }
+            : { query, limit, filters: filters as SearchFilters },
+          c.req.raw.signal,
+        );
       } catch (e) {
         return providerError(e);
       }
@@ -109,6 +134,75 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
   // bare 500 the gateway has to guess about, and never a success.
   app.onError((e) => providerError(e));
   return app;
+}
+
+/**
+ * An action other than search (docs/protocol.md, "Actions"): describe is always answered (from the
+ * adapter unless it describes itself); another action the adapter does not implement is refused
+ * with 501 `unsupported_action`, never answered empty.
+ */
+async function answerAction(
+  adapter: SearchAdapter,
+  action: string,
+  json: unknown,
+  signal: AbortSignal,
+): Promise<Response> {
+  const unsupported = () =>
+    providerError(
+      new ProviderError(
+        "unsupported_action",
+        `this provider does not support the "${action.slice(0, 40)}" action`,
+      ),
+    );
+  switch (action) {
+    case "describe": {
+      const parsed = v.safeParse(DescribeRequestSchema, json);
+      if (!parsed.success) return refuseRequest(parsed.issues);
+      const description = adapter.describe
+        ? await adapter.describe(signal)
+        : describeAdapter(adapter);
+      return Response.json(describeDocument(adapter, description));
+    }
+    case "health":
+    case "refresh": {
+      const run = adapter[action];
+      if (typeof run !== "function") return unsupported();
+      const schema = action === "health" ? HealthRequestSchema : RefreshRequestSchema;
+      const parsed = v.safeParse(schema, json);
+      if (!parsed.success) return refuseRequest(parsed.issues);
+      const health: HealthAnswer = await run.call(adapter, signal);
+      // The gateway would cut them the same way; a conforming provider needs no cutting.
+      const diagnostics = health.diagnostics?.slice(0, MAX_HEALTH_DIAGNOSTICS).map((d) =>
+        redact(d, MAX_DIAGNOSTIC_CHARS)
+      );
+      return Response.json(
+        healthDocument(adapter, {
+          ...health,
+          ...(diagnostics === undefined ? {} : { diagnostics }),
+        }),
+      );
+    }
+    case "expand": {
+      if (typeof adapter.expand !== "function") return unsupported();
+      const parsed = v.safeParse(ExpandRequestSchema, json);
+      if (!parsed.success) return refuseRequest(parsed.issues);
+      const { locator, revision } = parsed.output;
+      const evidence = await adapter.expand(
+        revision === undefined ? { locator } : { locator, revision },
+        signal,
+      );
+      return Response.json(expandDocument(adapter, locator, evidence));
+    }
+    default:
+      return unsupported();
+  }
+}
+
+/** A request that does not match its schema: 400 `invalid_request` naming the first problem. */
+function refuseRequest(issues: readonly v.BaseIssue<unknown>[]): Response {
+  const [issue] = issues as [v.BaseIssue<unknown>];
+  const at = v.getDotPath(issue) || "request";
+  return providerError(new ProviderError("invalid_request", `${at}: ${issue.message}`));
 }
 
 /**

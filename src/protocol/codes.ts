@@ -32,6 +32,8 @@ export const ATTEMPT_CODES = [
   "rate_limited",
   "invalid_request",
   "unsupported_action",
+  "locator_unknown",
+  "locator_expired",
   "connection_lost",
   // provider_protocol_error
   "body_too_large",
@@ -50,7 +52,16 @@ export const ATTEMPT_CODES = [
 export type AttemptCode = (typeof ATTEMPT_CODES)[number];
 
 /** Why a declared provider was not contacted. */
-export const SKIP_REASONS = ["disabled", "not_configured", "provider_limit"] as const;
+export const SKIP_REASONS = [
+  "disabled",
+  "not_configured",
+  "provider_limit",
+  // left out for a while after failing or asking for a wait (docs/protocol.md, "Suspension")
+  "suspended",
+  // cannot honour a filter of the search that the gateway cannot evaluate either (docs/envelope.md,
+  // "Filters"); never for today's filters, which the gateway evaluates itself
+  "filter_unsupported",
+] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
 /** Which deadline fired on a timeout. */
@@ -64,8 +75,25 @@ export const PROVIDER_ERROR_CODES = [
   "rate_limited",
   "invalid_request",
   "unsupported_action",
+  "locator_unknown",
+  "locator_expired",
 ] as const;
 export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
+
+/**
+ * What a provider can be asked over the provider protocol (docs/protocol.md, "Actions"): every
+ * provider answers `search`; the others only when it lists them in its `describe` answer.
+ */
+export const PROVIDER_ACTIONS = ["search", "describe", "health", "expand", "refresh"] as const;
+export type ProviderAction = (typeof PROVIDER_ACTIONS)[number];
+
+/** How a provider says it is doing, in a health answer. */
+export const HEALTH_STATUSES = ["ok", "degraded", "unavailable"] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+
+/** How much of its source a provider's answers cover, in a health answer. */
+export const HEALTH_COVERAGES = ["complete", "partial", "unknown"] as const;
+export type HealthCoverage = (typeof HEALTH_COVERAGES)[number];
 
 /** Every code an envelope may carry (docs/envelope.md); the envelope table maps each to its row. */
 export const ENVELOPE_CODES = [
@@ -107,6 +135,8 @@ export const ENVELOPE_CODES = [
   "gateway_timeout",
   "bad_gateway_answer",
   "human_decision_required",
+  "locator_unknown",
+  "locator_expired",
 ] as const;
 export type EnvelopeCode = (typeof ENVELOPE_CODES)[number];
 

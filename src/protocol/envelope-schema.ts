@@ -18,6 +18,8 @@ import {
 } from "./codes.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
+/** A moment as RFC 3339 in UTC, as `Date.prototype.toISOString` writes it. */
+const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 export const CandidateSchema = v.strictObject({
   title: v.string(),
@@ -40,6 +42,8 @@ export const AttemptRecordSchema = v.strictObject({
   retryable: v.boolean(),
   message: v.string(),
   candidate_count: Int,
+  /** On success, when the search has filters: candidates dropped because they failed one. */
+  filtered_out: v.optional(Int),
   latency_ms: Int,
   cost_micros: Int,
   warnings: v.array(v.string()),
@@ -73,7 +77,14 @@ export const DecisionSchema = v.strictObject({
   trimmed: v.array(
     v.strictObject({ provider: v.string(), reason: v.literal("cost_ceiling"), cost_micros: Int }),
   ),
-  skipped: v.array(v.strictObject({ provider: v.string(), reason: v.picklist(SKIP_REASONS) })),
+  skipped: v.array(
+    v.strictObject({
+      provider: v.string(),
+      reason: v.picklist(SKIP_REASONS),
+      /** For `suspended`: when the provider may be contacted again (RFC 3339, UTC). */
+      until: v.optional(Timestamp),
+    }),
+  ),
 });
 export type Decision = v.InferOutput<typeof DecisionSchema>;
 
@@ -112,7 +123,11 @@ export const StatusResultSchema = v.strictObject({
   providers: v.array(
     v.strictObject({
       name: v.string(),
-      state: v.picklist(["ready", "disabled", "not_configured"]),
+      state: v.picklist(["ready", "disabled", "not_configured", "suspended"]),
+      /** For `suspended`: when searches may contact it again (RFC 3339, UTC). */
+      until: v.optional(Timestamp),
+      /** Retryable failures it caused since its last success, when there are any. */
+      consecutive_failures: v.optional(Int),
     }),
   ),
   searches_in_flight: Int,

@@ -59,6 +59,14 @@ export const MIN_LIMIT = 1;
 export const MAX_LIMIT = 100;
 export const DEFAULT_LIMIT = 8;
 
+/** Host names in each domain filter list: a caller names a handful of sites; matching costs names × candidates. */
+export const MAX_FILTER_DOMAINS = 32;
+
+/** A host name's length, as DNS bounds it (RFC 1035: 255 octets on the wire, 253 written). */
+export const MAX_HOST_NAME_CHARS = 253;
+/** One DNS label (RFC 1035 section 2.3.4): at most 63 octets. */
+export const MAX_HOST_LABEL_CHARS = 63;
+
 /** The whole search's deadline, as TraceFetch 1.0 allowed at most five minutes per provider. */
 export const MIN_TIMEOUT_MS = 1;
 export const MAX_TIMEOUT_MS = 300_000;
@@ -66,6 +74,18 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** Kept back from the caller's deadline so fusion and encoding finish before it fires. */
 export const FUSION_RESERVE_MS = 25;
+
+/** Consecutive retryable failures that suspend a provider: one bad second is not enough, five searches' waits are. */
+export const SUSPEND_AFTER_FAILURES = 5;
+
+/** The first suspension, doubled on each one after it: spares the next searches without losing a provider for a blip. */
+export const SUSPENSION_BASE_MS = 5_000;
+
+/** The longest suspension, doubled or asked for by a provider: a provider that recovered is back within two minutes. */
+export const MAX_SUSPENSION_MS = 120_000;
+
+/** A half-open probe's claim outlives its provider timeout by this, the time from planning to its start; a lapsed claim lets the next search probe. */
+export const SUSPENSION_PROBE_GRACE_MS = 1_000;
 
 /** A provider's own timeout in the manifest; 0 means declared but disabled. */
 export const MAX_PROVIDER_TIMEOUT_SECONDS = 300;
@@ -83,6 +103,18 @@ export const MAX_PUBLISHED_AT_CHARS = 100;
 export const MAX_LOCATOR_CHARS = 2_000;
 /** Appended inside the limit so the cut is visible to a reader. */
 export const TRUNCATION_MARKER = " [truncated]";
+
+/** The text an expand answer carries, in code points: a long article or spec page whole, yet bounded for an agent's context. */
+export const MAX_EXPAND_TEXT_CHARS = 200_000;
+
+/** A revision (a content hash, a version tag, an update time) in an expand request or answer: any of those fits with room. */
+export const MAX_REVISION_CHARS = 128;
+
+/** Diagnostics kept from a health answer: a few lines say what is wrong; more is a log, not a health answer. */
+export const MAX_HEALTH_DIAGNOSTICS = 10;
+
+/** Names kept from a describe answer's `actions` and `filters`, and `protocol_versions` entries: far more than exist, small enough to bound. */
+export const MAX_DESCRIBE_LIST_ITEMS = 32;
 
 /** Provider warnings kept per attempt, and their length in code points. */
 export const MAX_WARNINGS = 20;

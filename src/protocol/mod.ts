@@ -15,6 +15,7 @@ export * from "./manifest-schema.ts";
 export * from "./validate-manifest.ts";
 export * from "./provider-wire.ts";
 export * from "./provider-contract.ts";
+export * from "./provider-actions.ts";
 export * from "./check-provider-answer.ts";
 export * from "./url-policy.ts";
 export * from "./search-request.ts";

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { PROVIDER_ERROR_CODES, type ProviderErrorCode } from "./codes.ts";
 import { isRecord } from "./json-value.ts";
 import { MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT } from "./limits.ts";
+import { SearchFiltersSchema } from "./search-filters.ts";
 
 export const PROVIDER_REQUEST_VERSION = "tracefetch.provider-request.v1";
 export const PROVIDER_RESPONSE_VERSION = "tracefetch.provider-response.v1";
@@ -17,6 +18,12 @@ export const ProviderRequestSchema = v.strictObject({
   action: v.literal("search"),
   query: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_QUERY_CHARS)),
   limit: v.pipe(v.number(), v.integer(), v.minValue(MIN_LIMIT), v.maxValue(MAX_LIMIT)),
+  /**
+   * The search's filters that this provider declared in `describe`, and only those; absent when it
+   * declared none of the filters in use, so a provider that never declared one never sees the
+   * field (docs/protocol.md, "Filters").
+   */
+  filters: v.optional(SearchFiltersSchema),
 });
 export type ProviderRequest = v.InferOutput<typeof ProviderRequestSchema>;
 
@@ -98,9 +105,14 @@ export function readProviderError(json: unknown): ProviderErrorFields | null {
 }
 
 /** The HTTP status a provider answers with each error code (serveProvider). */
-export const PROVIDER_ERROR_STATUS: Record<ProviderErrorCode, 400 | 429 | 500 | 501 | 503> = {
+export const PROVIDER_ERROR_STATUS: Record<
+  ProviderErrorCode,
+  400 | 404 | 410 | 429 | 500 | 501 | 503
+> = {
   invalid_request: 400,
   unsupported_action: 501,
+  locator_unknown: 404,
+  locator_expired: 410,
   rate_limited: 429,
   search_failed: 500,
   adapter_unavailable: 503,

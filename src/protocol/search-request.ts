@@ -10,8 +10,18 @@ import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
 import {
+  checkFilters,
+  FILTER_FIELDS,
+  filterFieldOf,
+  HOST_NAME_RULE,
+  normaliseFilters,
+  type SearchFilters,
+  SearchFiltersSchema,
+} from "./search-filters.ts";
+import {
   DEFAULT_LIMIT,
   DEFAULT_TIMEOUT_MS,
+  MAX_FILTER_DOMAINS,
   MAX_IDENTIFIER_CHARS,
   MAX_LIMIT,
   MAX_QUERY_CHARS,
@@ -43,6 +53,8 @@ export const SearchRequestSchema = v.strictObject({
   timeout_ms: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(MIN_TIMEOUT_MS), v.maxValue(MAX_TIMEOUT_MS)),
   ),
+  /** Domain and date filters, applied to every candidate (docs/envelope.md, "Filters"). */
+  filters: v.optional(SearchFiltersSchema),
 });
 
 export type SearchRequest = {
@@ -53,6 +65,8 @@ export type SearchRequest = {
   tier: string | null;
   view: View;
   timeout_ms: number;
+  /** Present only when the request filters something (an empty filters object is no filter). */
+  filters?: SearchFilters;
 };
 
 export type RequestProblem = { code: EnvelopeCode; message: string; field?: string };
@@ -100,6 +114,10 @@ export function parseSearchRequest(input: unknown): ParsedSearchRequest {
     return { ok: false, problem: problemOf(parsed.success ? [] : parsed.issues, input, blank) };
   }
   const r = parsed.output;
+  const filters = normaliseFilters(r.filters);
+  // JSON Schema cannot say that a month lacks a day, or that a range ends before it starts.
+  const problem = filters === null ? null : checkFilters(filters);
+  if (problem !== null) return refused("invalid_field", problem.message, problem.field);
   return {
     ok: true,
     request: {
@@ -110,6 +128,7 @@ export function parseSearchRequest(input: unknown): ParsedSearchRequest {
       tier: r.tier ?? null,
       view: r.view ?? "full",
       timeout_ms: r.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      ...(filters === null ? {} : { filters }),
     },
   };
 }
@@ -170,6 +189,13 @@ function fieldHint(field: string): string | null {
       return "to stream, send Accept: application/x-ndjson or text/event-stream";
     case "pretty":
       return "pretty=1 is a query parameter of the GET routes";
+    case "domains":
+      return 'in a body, write "filters": {"domains": {"include": [...]}}';
+    case "exclude_domains":
+      return 'in a body, write "filters": {"domains": {"exclude": [...]}}';
+    case "published_after":
+    case "published_before":
+      return `in a body, write "filters": {"${field}": "YYYY-MM-DD"}`;
     default:
       return didYouMean(field, SEARCH_REQUEST_FIELDS);
   }
@@ -210,18 +236,26 @@ function problemOf(
 }
 
 function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number } {
-  const field = v.getDotPath(issue) ?? "";
+  const path = v.getDotPath(issue) ?? "";
+  const field = filterFieldOf(path);
   // valibot reports a missing required key as a strict_object issue too, with nothing received.
   if (issue.type === "strict_object" && issue.received === "undefined") {
     return field === "query"
       ? { rank: 2, code: "query_empty", field, message: "query is required" }
       : { rank: 3, code: "invalid_field", field, message: `"${field}" is required` };
   }
-  if (issue.type === "strict_object") {
-    return { rank: 0, code: "unknown_field", field, message: unknownFieldMessage(field) };
+  // An unknown key expects nothing ("never"); a value that is not an object expects "Object".
+  if (issue.type === "strict_object" && issue.expected === "never") {
+    const at = field.lastIndexOf(".");
+    const members = at < 0 ? undefined : FILTER_FIELDS[field.slice(0, at)];
+    const message = members === undefined
+      ? unknownFieldMessage(field)
+      : unknownMemberMessage(field.slice(0, at), field.slice(at + 1), members);
+    return { rank: 0, code: "unknown_field", field, message };
   }
   if (issue.input === null) {
-    return { rank: 1, code: "null_field", field, message: `"${field}" is null; omit it instead` };
+    const what = field === path ? `"${field}"` : `an item of ${field}`;
+    return { rank: 1, code: "null_field", field, message: `${what} is null; omit it instead` };
   }
   const numeric = typeof issue.input === "number";
   if (field === "query" && issue.type === "regex") {
@@ -251,6 +285,47 @@ function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number 
       message: `timeout_ms must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`,
     };
   }
+  if (field.startsWith("filters.domains.") && field === path && issue.type === "min_length") {
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message: `${field} is empty: name at least one host, or leave the list out`,
+    };
+  }
+  if (field.startsWith("filters.domains.") && field === path && issue.type === "max_length") {
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message: `${field} names more than ${MAX_FILTER_DOMAINS} hosts`,
+    };
+  }
+  if (field !== path) {
+    const item = Number(path.slice(path.lastIndexOf(".") + 1)) + 1;
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message: `item ${item} of ${field} is not ${HOST_NAME_RULE}`,
+    };
+  }
+  if (field.startsWith("filters.published_") && issue.type === "iso_date") {
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message:
+        `${field} must be a date written YYYY-MM-DD (RFC 3339 full-date), such as 2025-01-31`,
+    };
+  }
   const what = field === "" ? "request" : `"${field}"`;
   return { rank: 3, code: "invalid_field", field, message: `${what}: ${issue.message}` };
+}
+
+function unknownMemberMessage(parent: string, key: string, members: readonly string[]): string {
+  const hint = didYouMean(key, members);
+  return `unknown field "${key}" in ${parent}${hint === null ? "" : ` (${hint})`}; ${parent} has ${
+    listOf(members)
+  }`;
 }

@@ -46,7 +46,9 @@ export async function launch(
   const settings = configFromEnv(env);
   const { host, manifest: configured } = settings;
   const docs = fileURLToPath(new URL("../../docs", import.meta.url));
-  const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"));
+  const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"), {
+    reload: () => loadCorpus(docs, "docs/"),
+  });
   const embedded = configured === null ? await startEmbeddedDefault(listen) : null;
   try {
     const manifest = configured === null

@@ -156,6 +156,8 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
  */
 export type StatusMeaning =
   | { means: "rate_limit"; retryAfterMs?: number | null | undefined }
+  /** An expand's source: no such thing there (`locator_unknown`), or gone since (`locator_expired`). */
+  | { means: "locator_unknown" | "locator_expired"; says?: string | undefined }
   | {
     means: "access_refused";
     /** What was refused, after the service's name: "rejected the API key". */
@@ -193,6 +195,9 @@ export function failureFromStatus(status: number, details: StatusDetails = {}): 
     ? `${who} ${meaning.says} (HTTP ${status})${said ? `: ${said}` : ""}${
       meaning.hint ? `; ${meaning.hint}` : ""
     }`
+    : (meaning?.means === "locator_unknown" || meaning?.means === "locator_expired") &&
+        meaning.says
+    ? `${who} ${meaning.says} (HTTP ${status})${said ? `: ${said}` : ""}`
     : `${OUTCOMES[code].says(who, `HTTP ${status}`)}${said ? `: ${said}` : ""}`;
   return new ProviderError(code, message, { retryable, retryAfterMs });
 }
@@ -208,6 +213,37 @@ export function classifyStatus(
     body?.message ?? "",
     `HTTP ${status}`,
   );
+}
+
+/** A provider that does not implement an action it was asked (docs/protocol.md, "Actions"). */
+export type Unsupported = { kind: "unsupported"; message: string };
+
+/**
+ * Maps a provider's non-2xx answer to an action other than search: `unsupported` when the provider
+ * does not implement the action (an `unsupported_action` body, or 404, 405 or 501 without a body
+ * code; for `describe`, whose request has nothing to refuse, also a 400 from a provider that
+ * predates it), else the failure classifyStatus reads. A 404 with `locator_unknown` is an answer
+ * about the locator, not about the action.
+ */
+export function classifyActionStatus(
+  action: "describe" | "health" | "expand" | "refresh",
+  status: number,
+  body: ProviderErrorFields | null,
+  retryAfterHeaderMs: number | null,
+): Unsupported | Failure {
+  const code = body?.code;
+  const notImplemented = code === "unsupported_action" ||
+    (code === undefined && (status === 404 || status === 405 || status === 501)) ||
+    (action === "describe" && (status === 400 || status === 404 || status === 405 ||
+      status === 501) &&
+      (code === undefined || code === "invalid_request"));
+  if (notImplemented) {
+    return {
+      kind: "unsupported",
+      message: `the provider does not support ${action} (HTTP ${status})`,
+    };
+  }
+  return classifyStatus(status, body, retryAfterHeaderMs);
 }
 
 /** Maps a ProviderError thrown in process to a failure, straight from its code: no status between. */
@@ -270,12 +306,16 @@ function readStatus(status: number, details: StatusDetails): Reading {
   const { body, meaning } = details;
   const limited = meaning?.means === "rate_limit";
   const refused = meaning?.means === "access_refused";
+  const locator = meaning?.means === "locator_unknown" || meaning?.means === "locator_expired"
+    ? meaning.means
+    : null;
   const code: ProviderErrorCode = body?.code ??
-    (limited || status === 429
-      ? "rate_limited"
-      : refused
-      ? "adapter_unavailable"
-      : "search_failed");
+    (locator ??
+      (limited || status === 429
+        ? "rate_limited"
+        : refused
+        ? "adapter_unavailable"
+        : "search_failed"));
   // 408 says the server gave up waiting and a 5xx that it failed: either may pass. Any other 4xx
   // refused this very request, and the same request would be refused again.
   const mayPass = status >= 500 || status === 408;
@@ -326,6 +366,19 @@ const OUTCOMES: Record<
     retryable: false,
     waits: false,
     says: (who, source) => `${who} does not support this action (${source})`,
+  },
+  locator_unknown: {
+    outcome: "search_failed",
+    retryable: false,
+    waits: false,
+    says: (who, source) => `${who} never issued this locator (${source})`,
+  },
+  locator_expired: {
+    outcome: "search_failed",
+    retryable: false,
+    waits: false,
+    says: (who, source) =>
+      `${who} issued this locator, but its source has changed since (${source}); search again`,
   },
   search_failed: {
     outcome: "search_failed",

@@ -9,10 +9,26 @@ import {
   type ProviderRequest,
   readProviderError,
 } from "../protocol/provider-wire.ts";
+import type { AttemptCode } from "../protocol/codes.ts";
+import { actionRequest, type OptionalAction } from "../protocol/provider-actions.ts";
 import { decodeUtf8, readBounded } from "./bounded-reader.ts";
-import { classifyStatus, classifyThrown, parseRetryAfter, protocolError } from "./classify.ts";
-import type { ProviderCall, ProviderClient, TransportResult } from "./provider-client.ts";
+import {
+  classifyActionStatus,
+  classifyStatus,
+  classifyThrown,
+  parseRetryAfter,
+  protocolError,
+} from "./classify.ts";
+import type {
+  ActionCall,
+  ActionResult,
+  DescribeResult,
+  ProviderCall,
+  ProviderClient,
+  TransportResult,
+} from "./provider-client.ts";
 import { parseJson } from "../protocol/json-value.ts";
+import { type Settled, settleJson } from "./action-answers.ts";
 
 export { MAX_ERROR_BODY_BYTES } from "../protocol/limits.ts";
 
@@ -30,7 +46,129 @@ export type HttpProviderOptions = {
 };
 
 export function httpProvider(options: HttpProviderOptions): ProviderClient {
-  return { call: (call) => callHttp(options, call) };
+  return {
+    call: (call) => callHttp(options, call),
+    describe: async (call) => describeResult(await callAction(options, "describe", call)),
+    health: (call) => callAction(options, "health", call),
+    expand: (request, call) => callAction(options, "expand", call, request),
+    refresh: (call) => callAction(options, "refresh", call),
+  };
+}
+
+/** What a describe call found wrong with a complete answer: it makes the provider search-only. */
+type Problem = { kind: "problem"; code: AttemptCode; message: string };
+
+/**
+ * One action call: the same endpoint, headers, redirect refusal, bounded reader and strict UTF-8
+ * as a search; a non-2xx answer read by classifyActionStatus.
+ */
+async function callAction<A extends OptionalAction>(
+  o: HttpProviderOptions,
+  action: A,
+  call: ActionCall,
+  expand?: { locator: string; revision?: string | undefined },
+): Promise<ActionResult<Settled[A]>> {
+  const result = await exchangeAction(o, action, call, expand);
+  return result.kind === "problem"
+    ? { kind: "failure", ...protocolError(result.code, result.message) }
+    : result;
+}
+
+/** A describe answer that is complete but unusable is `invalid`, not a failure to retry. */
+function describeResult(result: ActionResult<Settled["describe"]>): DescribeResult {
+  if (result.kind === "failure" && result.outcome === "provider_protocol_error") {
+    return { kind: "invalid", message: result.message };
+  }
+  return result;
+}
+
+async function exchangeAction<A extends OptionalAction>(
+  o: HttpProviderOptions,
+  action: A,
+  call: ActionCall,
+  expand?: { locator: string; revision?: string | undefined },
+): Promise<ActionResult<Settled[A]> | Problem> {
+  const { signal } = call;
+  let response: Response;
+  try {
+    const extra = o.headers ? await o.headers() : {};
+    response = await o.fetch(o.endpoint, {
+      method: "POST",
+      headers: {
+        ...extra,
+        ...call.headers,
+        "content-type": "application/json",
+        accept: "application/json",
+        ...(call.requestId === undefined ? {} : { "x-request-id": call.requestId }),
+        ...(call.traceparent === undefined ? {} : { traceparent: call.traceparent }),
+      },
+      body: JSON.stringify(actionRequest(action, expand)),
+      redirect: "manual",
+      signal,
+    });
+  } catch (error) {
+    return { kind: "failure", ...classifyThrown(error, "connect", signal) };
+  }
+  try {
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      await response.body?.cancel().catch(() => {});
+      return problem(
+        "redirect",
+        `the provider answered a redirect (HTTP ${response.status}), which is never followed`,
+      );
+    }
+    if (response.status < 200) {
+      await response.body?.cancel().catch(() => {});
+      return problem(
+        "interim_response",
+        `the provider's answer ended at an informational status (HTTP ${response.status})`,
+      );
+    }
+    if (!response.ok) {
+      const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, null).catch(
+        (error: unknown) => {
+          if (signal.aborted) throw error;
+          return null;
+        },
+      );
+      const text = read?.ok ? decodeUtf8(read.bytes) : null;
+      const body = text === null ? null : readProviderError(parseJson(text));
+      const refused = classifyActionStatus(
+        action,
+        response.status,
+        body,
+        parseRetryAfter(response.headers.get("retry-after"), o.now()),
+      );
+      return "kind" in refused ? refused : { kind: "failure", ...refused };
+    }
+    const type = response.headers.get("content-type") ?? "";
+    if (response.status === 204 || response.status === 205 || !JSON_CONTENT_TYPE.test(type)) {
+      await response.body?.cancel().catch(() => {});
+      return problem(
+        "wrong_content_type",
+        `the provider answered HTTP ${response.status} with content-type "${type}", not application/json`,
+      );
+    }
+    const read = await readBounded(response.body, MAX_PROVIDER_BODY_BYTES, null);
+    if (!read.ok) {
+      return problem(
+        "body_too_large",
+        `the body passed ${MAX_PROVIDER_BODY_BYTES} decoded bytes and was cancelled`,
+      );
+    }
+    const text = decodeUtf8(read.bytes);
+    if (text === null) return problem("invalid_utf8", "the body is not valid UTF-8");
+    const json = parseJson(text);
+    if (json === undefined) return problem("invalid_json", "the body is not JSON");
+    return settleJson(action, json, { name: o.name, scope: o.scope }, expand?.locator);
+  } catch (error) {
+    await response.body?.cancel().catch(() => {});
+    return { kind: "failure", ...classifyThrown(error, "body", signal) };
+  }
+}
+
+function problem(code: AttemptCode, message: string): Problem {
+  return { kind: "problem", code, message };
 }
 
 async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<TransportResult> {
@@ -40,6 +178,7 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
     action: "search",
     query: call.query,
     limit: call.limit,
+    ...(call.filters === undefined ? {} : { filters: call.filters }),
   };
   let response: Response;
   let release: (() => void) | null = null;

@@ -19,6 +19,7 @@
  * - `classify.ts` is the only place an error or a status becomes an outcome.
  * - Messages shown to callers are redacted and bounded, and never name an endpoint.
  */
+export * from "./action-answers.ts";
 export * from "./attempt-abort.ts";
 export * from "./byte-budget.ts";
 export * from "./bounded-fetch.ts";

@@ -2,15 +2,20 @@
  * The one interface every transport implements: a built-in in process and a remote provider over
  * HTTP are called the same way and answer the same way.
  */
+import type { HealthCoverage, HealthStatus } from "../protocol/codes.ts";
+import type { ExpandRequest } from "../protocol/provider-contract.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
+import type { SearchFilters } from "../protocol/search-filters.ts";
 import type { ByteBudget } from "./byte-budget.ts";
-import type { Failure } from "./classify.ts";
+import type { Failure, Unsupported } from "./classify.ts";
 import type { Semaphore } from "./semaphore.ts";
 
 /** One call of one provider for one search. */
 export type ProviderCall = {
   query: string;
   limit: number;
+  /** Only the filters this provider declared; absent when it declared none of those in use. */
+  filters?: SearchFilters;
   requestId: string;
   /** W3C trace context for this attempt. */
   traceparent: string;
@@ -38,8 +43,73 @@ export type Answer = {
 
 export type TransportResult = Answer | ({ kind: "failure" } & Failure);
 
+/** One call of an action other than search (docs/protocol.md, "Actions"). */
+export type ActionCall = {
+  /** The caller's deadline or departure; the caller owns the timer. */
+  signal: AbortSignal;
+  requestId?: string;
+  /** W3C trace context for this call. */
+  traceparent?: string;
+  /** Headers for this call only, e.g. a provider token minted for it. */
+  headers?: Record<string, string>;
+};
+
+/** A valid describe answer. */
+export type Description = {
+  provider: string;
+  scope: string;
+  actions: string[];
+  filters: string[];
+  protocol_versions: number[];
+};
+
+/** A valid health (or refresh) answer, its diagnostics redacted and bounded. */
+export type Health = {
+  provider: string;
+  scope: string;
+  status: HealthStatus;
+  coverage: HealthCoverage;
+  watermark: string | null;
+  document_count?: number;
+  diagnostics: string[];
+};
+
+/** A valid expand answer, its text cut at MAX_EXPAND_TEXT_CHARS with the truncation marker. */
+export type ExpandedEvidence = {
+  provider: string;
+  scope: string;
+  locator: string;
+  title: string;
+  text: string;
+  content_type: string;
+  retrieved_at: string;
+  revision?: string;
+  /** The provider or the gateway cut the text (it then ends with the truncation marker). */
+  truncated: boolean;
+};
+
+/**
+ * How an action call ended: a valid answer; `unsupported` (the provider does not implement it: a
+ * 404 or 501, never an empty success); or a failure classified like a search attempt's (a
+ * timeout, a refusal, an error, `locator_unknown`, `locator_expired`, an unusable answer).
+ */
+export type ActionResult<T> =
+  | { kind: "answer"; answer: T }
+  | Unsupported
+  | ({ kind: "failure" } & Failure);
+
+/**
+ * A describe call also ends `invalid` when a complete answer is not a valid describe answer (a
+ * redirect, garbage, another schema): the provider is then taken as a search-only v1 provider.
+ */
+export type DescribeResult = ActionResult<Description> | { kind: "invalid"; message: string };
+
 export interface ProviderClient {
   call(call: ProviderCall): Promise<TransportResult>;
+  describe(call: ActionCall): Promise<DescribeResult>;
+  health(call: ActionCall): Promise<ActionResult<Health>>;
+  expand(request: ExpandRequest, call: ActionCall): Promise<ActionResult<ExpandedEvidence>>;
+  refresh(call: ActionCall): Promise<ActionResult<Health>>;
 }
 
 /**
