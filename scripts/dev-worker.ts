@@ -14,19 +14,15 @@
 import { stop as stopEsbuild } from "esbuild";
 import { type ChildProcess, spawn } from "node:child_process";
 import { type FSWatcher, realpathSync, watch } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedDefault } from "../providers/corpus/embedded-default.ts";
 import { configFromEnv, type Env } from "../src/gateway/env-config.ts";
 import { ConfigError } from "../src/gateway/gateway-config.ts";
-import {
-  fileErrorCode,
-  listenProblem,
-  manifestFileMissing,
-  manifestFileUnreadable,
-} from "../src/gateway/start-problems.ts";
+import { listenProblem } from "../src/gateway/start-problems.ts";
+import { readManifest } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { bundleWorker } from "./build-worker.ts";
 
@@ -135,18 +131,6 @@ function compact(text: string): string {
     return JSON.stringify(JSON.parse(text));
   } catch {
     return text;
-  }
-}
-
-/** The manifest file a variable names, with `npm start`'s one-line refusals. */
-async function readManifest(path: string, from: string): Promise<string> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    const code = fileErrorCode(error);
-    if (code === "ENOENT") throw new ConfigError(manifestFileMissing(path, from));
-    if (code !== null) throw new ConfigError(manifestFileUnreadable(path, from, code));
-    throw error;
   }
 }
 

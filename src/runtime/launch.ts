@@ -92,7 +92,7 @@ export async function launch(
 }
 
 /** The manifest file TRACEFETCH_MANIFEST names; a path that cannot be read stops the start in one line. */
-async function readManifest(path: string, from: string): Promise<string> {
+export async function readManifest(path: string, from: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
