@@ -24,6 +24,8 @@ import {
   type SearchAsk,
 } from "./search-run.ts";
 import { Slots } from "./slots.ts";
+import { Descriptions } from "./descriptions.ts";
+import { DESCRIBE_TIMEOUT_MS } from "../protocol/limits.ts";
 
 export class GatewayState {
   readonly #clients = new Map<string, ProviderClient>();
@@ -31,17 +33,25 @@ export class GatewayState {
   readonly #searches: Slots;
   /** Providers left out after failing, for this instance only (docs/protocol.md, "Suspension"). */
   readonly #suspensions: Suspensions | null;
+  /** What each provider said it speaks (docs/protocol.md, "describe"); null when not asked. */
+  readonly #descriptions: Descriptions | null;
   /** What every caller's searches share. */
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
 
   constructor(readonly config: ResolvedConfig) {
     this.#searches = new Slots(config.maxInflight);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.now) : null;
+    this.#descriptions = config.describeProviders
+      ? new Descriptions(config.now, (spec) => this.#client(spec))
+      : null;
+    const descriptions = this.#descriptions;
     this.#shared = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
       unavailable: (spec) => this.unavailable(spec),
       suspended: (spec) => this.#suspensions?.check(spec) ?? null,
+      versionProblem: descriptions ? (spec) => descriptions.versionProblem(spec) : undefined,
+      acceptsFilters: descriptions ? (spec) => descriptions.filtersOf(spec) : undefined,
       clientFor: (spec) => this.#client(spec),
       gateFor: (spec) => this.#gate(spec),
       now: config.now,
@@ -118,12 +128,35 @@ export class GatewayState {
     }
   }
 
+  /** Settles once every describe in flight has answered. */
+  async described(): Promise<void> {
+    await this.#descriptions?.settled();
+  }
+
+  /**
+   * Starts, in the background, a describe of each provider this caller may see whose answer is
+   * missing or stale; a search never waits for it.
+   */
+  #describeFor(caller: Caller, headersFor: SearchDeps["headersFor"]): void {
+    const descriptions = this.#descriptions;
+    if (descriptions === null) return;
+    for (const spec of this.visibleTo(caller)) {
+      if (this.unavailable(spec) !== null) continue;
+      descriptions.ask(
+        spec,
+        async () => headersFor ? await headersFor(spec, DESCRIBE_TIMEOUT_MS) : {},
+      );
+    }
+  }
+
   /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
   #depsFor(caller: Caller, issuer: string): SearchDeps {
+    const headersFor = this.#tokenHeaders(caller, issuer);
+    this.#describeFor(caller, headersFor);
     return {
       ...this.#shared,
       entitlement: (spec) => entitlement(caller, spec),
-      headersFor: this.#tokenHeaders(caller, issuer),
+      headersFor,
     };
   }
 

@@ -61,6 +61,8 @@ export const SKIP_REASONS = [
   // cannot honour a filter of the search that the gateway cannot evaluate either (docs/envelope.md,
   // "Filters"); never for today's filters, which the gateway evaluates itself
   "filter_unsupported",
+  // its describe lists no protocol major this gateway speaks (docs/protocol.md, "describe")
+  "protocol_version_unsupported",
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 

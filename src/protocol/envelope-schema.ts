@@ -83,6 +83,8 @@ export const DecisionSchema = v.strictObject({
       reason: v.picklist(SKIP_REASONS),
       /** For `suspended`: when the provider may be contacted again (RFC 3339, UTC). */
       until: v.optional(Timestamp),
+      /** For `protocol_version_unsupported`: the versions each side speaks. */
+      message: v.optional(v.string()),
     }),
   ),
 });

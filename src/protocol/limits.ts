@@ -87,6 +87,15 @@ export const MAX_SUSPENSION_MS = 120_000;
 /** A half-open probe's claim outlives its provider timeout by this, the time from planning to its start; a lapsed claim lets the next search probe. */
 export const SUSPENSION_PROBE_GRACE_MS = 1_000;
 
+/** A background describe call: a provider that cannot say what it speaks in two seconds is taken as search-only v1 for now. */
+export const DESCRIBE_TIMEOUT_MS = 2_000;
+
+/** How long a provider's describe answer is trusted: what a provider speaks changes with a deploy, not within minutes. */
+export const DESCRIBE_TTL_MS = 600_000;
+
+/** The wait before a failed describe is asked again: soon enough to pick up a provider that came up, rare enough to cost nothing. */
+export const DESCRIBE_RETRY_MS = 30_000;
+
 /** A provider's own timeout in the manifest; 0 means declared but disabled. */
 export const MAX_PROVIDER_TIMEOUT_SECONDS = 300;
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 60;
