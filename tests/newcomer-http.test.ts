@@ -144,6 +144,7 @@ describe("GET /: an index of the gateway", () => {
     assert.deepEqual(result.routes.map((r: { path: string }) => r.path), [
       "/",
       "/v1/search",
+      "/v1/expand",
       "/v1/providers",
       "/v1/status",
       "/schemas/{name}.json",

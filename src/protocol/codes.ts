@@ -139,6 +139,8 @@ export const ENVELOPE_CODES = [
   "human_decision_required",
   "locator_unknown",
   "locator_expired",
+  "action_unsupported",
+  "provider_failed",
 ] as const;
 export type EnvelopeCode = (typeof ENVELOPE_CODES)[number];
 

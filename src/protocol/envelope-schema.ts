@@ -199,6 +199,22 @@ export const ConformanceResultSchema = v.strictObject({
 });
 
 /** `GET /`: what this gateway is and the routes it answers, for a person or an agent arriving. */
+/** `POST /v1/expand`: the evidence behind a locator, as the named provider gave it. */
+export const ExpandResultSchema = v.strictObject({
+  provider: v.string(),
+  evidence: v.strictObject({
+    locator: v.string(),
+    title: v.string(),
+    /** Cut at MAX_EXPAND_TEXT_CHARS, ending with the truncation marker when `truncated`. */
+    text: v.string(),
+    content_type: v.string(),
+    retrieved_at: v.string(),
+    revision: v.optional(v.string()),
+    truncated: v.boolean(),
+  }),
+});
+export type ExpandResult = v.InferOutput<typeof ExpandResultSchema>;
+
 export const IndexResultSchema = v.strictObject({
   name: v.literal("tracefetch-edge"),
   version: v.string(),
@@ -241,6 +257,7 @@ export const EnvelopeSchema = v.strictObject({
       ConnectResultSchema,
       ConformanceResultSchema,
       IndexResultSchema,
+      ExpandResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),
