@@ -147,6 +147,7 @@ describe("GET /: an index of the gateway", () => {
       "/v1/expand",
       "/v1/providers",
       "/v1/status",
+      "/v1/doctor",
       "/schemas/{name}.json",
       "/.well-known/jwks.json",
     ]);

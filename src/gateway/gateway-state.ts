@@ -25,7 +25,9 @@ import {
 } from "./search-run.ts";
 import { Slots } from "./slots.ts";
 import { Descriptions } from "./descriptions.ts";
-import { DESCRIBE_TIMEOUT_MS } from "../protocol/limits.ts";
+import { HealthProbes } from "./health-probes.ts";
+import type { ProviderState } from "../protocol/envelope-schema.ts";
+import { DESCRIBE_TIMEOUT_MS, HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { Command } from "../protocol/codes.ts";
 import type { ExpandAsk } from "../protocol/action-request.ts";
 import { didYouMean } from "../protocol/did-you-mean.ts";
@@ -51,6 +53,8 @@ export class GatewayState {
   readonly #suspensions: Suspensions | null;
   /** What each provider said it speaks (docs/protocol.md, "describe"); null when not asked. */
   readonly #descriptions: Descriptions | null;
+  /** Each provider's last health probe, shared by every caller (docs/envelope.md). */
+  readonly #health: HealthProbes;
   /** What every caller's searches share. */
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
 
@@ -61,6 +65,7 @@ export class GatewayState {
       ? new Descriptions(config.now, (spec) => this.#client(spec))
       : null;
     const descriptions = this.#descriptions;
+    this.#health = new HealthProbes(config.now, (spec) => this.#client(spec));
     this.#shared = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
@@ -240,6 +245,39 @@ export class GatewayState {
     } finally {
       release();
     }
+  }
+
+  /**
+   * Every provider this caller may see, as `/v1/status` (the cached health, no probe) and
+   * `/v1/doctor` (`probe`: a fresh health, each probed at most once per TTL) show it.
+   */
+  async providerStates(
+    caller: Caller,
+    issuer: string,
+    probe: boolean,
+  ): Promise<ProviderState[]> {
+    const headersFor = probe ? this.#tokenHeaders(caller, issuer) : null;
+    return await Promise.all(
+      this.visibleTo(caller).map(async (p): Promise<ProviderState> => {
+        const reason = this.unavailable(p);
+        if (reason !== null) {
+          return { name: p.name, state: reason === "disabled" ? "disabled" : "not_configured" };
+        }
+        const held = this.suspensionOf(p.name);
+        const state: ProviderState = held.state === "suspended"
+          ? { name: p.name, state: "suspended", until: held.until }
+          : { name: p.name, state: "ready" };
+        if (held.consecutiveFailures !== 0) state.consecutive_failures = held.consecutiveFailures;
+        const health = probe
+          ? await this.#health.probe(
+            p,
+            async () => headersFor ? await headersFor(p, HEALTH_TIMEOUT_MS) : {},
+          )
+          : this.#health.cached(p.name);
+        if (health !== undefined) state.health = health;
+        return state;
+      }),
+    );
   }
 
   /** A provider's suspension, as `/v1/status` shows it. */

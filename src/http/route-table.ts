@@ -59,6 +59,13 @@ export const ROUTES: readonly Route[] = [
     answers: "the version, each provider's state and the searches in flight",
   },
   {
+    pattern: "/v1/doctor",
+    path: "/v1/doctor",
+    command: "doctor",
+    allow: READ_METHODS,
+    answers: "each provider's state and health, probed at most once per 30 s",
+  },
+  {
     pattern: "/schemas/:file",
     path: "/schemas/{name}.json",
     command: "schema",

@@ -96,6 +96,12 @@ export const DESCRIBE_TTL_MS = 600_000;
 /** The wait before a failed describe is asked again: soon enough to pick up a provider that came up, rare enough to cost nothing. */
 export const DESCRIBE_RETRY_MS = 30_000;
 
+/** How long a provider's health answer serves `/v1/doctor`: many callers cost one probe, and an outage shows within half a minute. */
+export const HEALTH_TTL_MS = 30_000;
+
+/** A health probe: a provider that cannot say how it is in five seconds reads as unavailable. */
+export const HEALTH_TIMEOUT_MS = 5_000;
+
 /** A provider's own timeout in the manifest; 0 means declared but disabled. */
 export const MAX_PROVIDER_TIMEOUT_SECONDS = 300;
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 60;
