@@ -173,6 +173,15 @@ export const GATEWAY_GRACE_MS = 5_000;
 /** `status`, `doctor` and `connect` are answered from memory; a gateway silent this long is not answering. */
 export const GATEWAY_STATUS_TIMEOUT_MS = 5_000;
 
+/** `doctor` reads /v1/doctor, whose health probes may take HEALTH_TIMEOUT_MS: twice that, then the gateway is not answering. */
+export const GATEWAY_DOCTOR_TIMEOUT_MS = 10_000;
+
+/** `expand` waits for one provider, whose own timeout may be up to MAX_PROVIDER_TIMEOUT_SECONDS; a little more covers the gateway. */
+export const GATEWAY_EXPAND_TIMEOUT_MS = 305_000;
+
+/** The start of an expanded text the CLI shows a person; --json prints it whole. */
+export const EXPAND_PREVIEW_CHARS = 800;
+
 /** A failing provider's error body is read only this far: enough for a code and a message. */
 export const MAX_ERROR_BODY_BYTES = 65_536;
 
