@@ -26,6 +26,7 @@ const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boo
   TRACEFETCH_ALLOW_LOOPBACK: (c) => c.allowLoopback,
   TRACEFETCH_REQUIRE_AUTH: (c) => c.auth.requireAuth,
   TRACEFETCH_SUSPEND_PROVIDERS: (c) => c.suspendProviders,
+  TRACEFETCH_DESCRIBE_PROVIDERS: (c) => c.describeProviders,
 };
 
 /** Where each number variable lands, and its default. */

@@ -144,8 +144,10 @@ describe("GET /: an index of the gateway", () => {
     assert.deepEqual(result.routes.map((r: { path: string }) => r.path), [
       "/",
       "/v1/search",
+      "/v1/expand",
       "/v1/providers",
       "/v1/status",
+      "/v1/doctor",
       "/schemas/{name}.json",
       "/.well-known/jwks.json",
     ]);

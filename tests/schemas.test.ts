@@ -245,6 +245,8 @@ const DESIGN_TABLE: Record<string, Row> = {
   human_decision_required: [3, "client_error", "connect", 0],
   locator_unknown: usage(404),
   locator_expired: usage(410),
+  action_unsupported: usage(400),
+  provider_failed: [4, "server_error", "report", 502],
 };
 
 describe("envelope code table", () => {
@@ -284,6 +286,13 @@ describe("envelope code table", () => {
       "report",
       false,
       503,
+    ]);
+    assert.deepEqual(rowOf(codeRow("provider_failed", true)), [
+      4,
+      "server_error",
+      "retry",
+      true,
+      502,
     ]);
     // No other code depends on it.
     assert.deepEqual(codeRow("internal_error", true), CODES.internal_error);

@@ -6,8 +6,8 @@
 import { codeRow } from "../envelope/code-table.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { EnvelopeCode } from "../protocol/codes.ts";
-import type { DoctorCheck, Envelope } from "../protocol/envelope-schema.ts";
-import { GATEWAY_STATUS_TIMEOUT_MS } from "../protocol/limits.ts";
+import type { DoctorCheck, Envelope, ProviderState } from "../protocol/envelope-schema.ts";
+import { GATEWAY_DOCTOR_TIMEOUT_MS } from "../protocol/limits.ts";
 import { formatManifestIssues } from "../protocol/validate-manifest.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { callGateway } from "./call-gateway.ts";
@@ -102,34 +102,47 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
   let gateway = values.gateway ?? "";
   if (target.ok) {
     gateway = displayUrl(target.target.base);
-    const status = await callGateway({
-      command: "doctor",
-      target: target.target,
-      route: "v1/status",
-      timeoutMs: GATEWAY_STATUS_TIMEOUT_MS,
-      requestId: ctx.requestId,
-      fetch: ctx.fetch,
-      unreachable: unreachableHint(target.target.base, false),
-    });
+    const call = (route: string) =>
+      callGateway({
+        command: "doctor",
+        target: target.target,
+        route,
+        timeoutMs: GATEWAY_DOCTOR_TIMEOUT_MS,
+        requestId: ctx.requestId,
+        fetch: ctx.fetch,
+        unreachable: unreachableHint(target.target.base, false),
+      });
+    // A gateway from before /v1/doctor answers it not_found; its /v1/status still says enough.
+    let status = await call("v1/doctor");
+    if (status.code === "not_found") status = await call("v1/status");
     const result = status.result;
-    if (status.ok && result !== undefined && "service" in result) {
-      const ready = result.providers.filter((p) => p.state === "ready").length;
-      // A suspended provider is the gateway protecting itself, not a configuration problem.
-      const suspended = result.providers.filter((p) => p.state === "suspended").map((p) =>
+    const providers = status.ok ? providerStates(result) : null;
+    if (result !== undefined && providers !== null) {
+      const ready = providers.filter((p) => p.state === "ready").length;
+      // A suspended or unhealthy provider is the gateway's news, not a configuration problem.
+      const suspended = providers.filter((p) => p.state === "suspended").map((p) =>
         `${p.name} until ${p.until ?? "?"} (${p.consecutive_failures ?? 0} consecutive failures)`
       );
+      const unhealthy = providers.filter((p) =>
+        p.health !== undefined && p.health.status !== "ok" && p.health.status !== "unknown"
+      ).map((p) =>
+        `${p.name} ${p.health?.status}${
+          p.health?.diagnostics[0] === undefined ? "" : ` (${p.health.diagnostics[0]})`
+        }`
+      );
+      const about = "service" in result ? ` ${result.service} ${result.version},` : "";
       check(
         "gateway",
         "ok",
-        `${gateway} answers: ${result.service} ${result.version}, ${ready} of ${result.providers.length} providers ready${
+        `${gateway} answers:${about} ${ready} of ${providers.length} providers ready${
           suspended.length === 0 ? "" : `; suspended: ${suspended.join(", ")}`
-        }`,
+        }${unhealthy.length === 0 ? "" : `; not healthy: ${unhealthy.join(", ")}`}`,
       );
     } else {
       check(
         "gateway",
         status.ok ? "bad_gateway_answer" : status.code,
-        status.error?.message ?? `${gateway} answered /v1/status without a status result`,
+        status.error?.message ?? `${gateway} answered /v1/doctor without a provider list`,
       );
     }
   }
@@ -143,6 +156,14 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
     }),
   });
   return { kind: "envelope", envelope, render: (paint) => renderDoctor(envelope, paint) };
+}
+
+/** The provider list of a /v1/doctor or /v1/status result, or null for any other answer. */
+function providerStates(result: Envelope["result"]): ProviderState[] | null {
+  if (result === undefined) return null;
+  if ("service" in result) return result.providers;
+  const doctor = "providers" in result && Array.isArray(result.providers) && !("tiers" in result);
+  return doctor ? result.providers as ProviderState[] : null;
 }
 
 function renderDoctor(envelope: Envelope, paint: Paint): string {

@@ -8,6 +8,7 @@ commands:
   search QUERY | -     search (a gateway, or in process with --manifest); - reads a request on stdin
   status               the gateway's status
   doctor               check the configuration and the gateway, listing every problem
+  expand               the evidence behind a search result's locator
   connect URL          save the gateway URL and which variable holds its token
   schema NAME          print a JSON Schema (envelope, search-request, provider-manifest, ...)
   validate MANIFEST    check a provider manifest offline
@@ -46,8 +47,15 @@ export const HELP: Record<string, string> = {
 `,
   doctor: `usage: tracefetch doctor [--gateway URL] [--json]
 
-  checks the saved connection, the token variable, TRACEFETCH_MANIFEST (if set) and the gateway,
-  and lists every problem with its action.
+  checks the saved connection, the token variable, TRACEFETCH_MANIFEST (if set) and the gateway
+  (GET /v1/doctor: each provider's health; GET /v1/status from a gateway without it), and lists
+  every problem with its action.
+`,
+  expand: `usage: tracefetch expand PROVIDER LOCATOR [--gateway URL] [--json]
+
+  the evidence behind a locator (POST /v1/expand), from the provider that found it: take PROVIDER
+  from a search result's found_by and LOCATOR from its locator. Shows the title and the start of
+  the text; --json prints the envelope with the whole text.
 `,
   connect: `usage: tracefetch connect URL [--token-env VAR] [--yes] [--json]
 

@@ -42,6 +42,10 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
     command: "doctor",
     load: async () => (await import("./doctor-command.ts")).doctorCommand,
   },
+  expand: {
+    command: "expand",
+    load: async () => (await import("./expand-command.ts")).expandCommand,
+  },
   connect: {
     command: "connect",
     load: async () => (await import("./connect-command.ts")).connectCommand,

@@ -31,6 +31,11 @@ export type PlanContext = {
   unavailable: (spec: ProviderSpec) => SkipReason | null;
   /** Whether a provider is suspended now (docs/protocol.md, "Suspension"); absent: never. */
   suspended?: ((spec: ProviderSpec) => SuspendedNow | null) | undefined;
+  /**
+   * Why a provider cannot be spoken to: its describe lists no protocol major this gateway speaks
+   * (docs/protocol.md, "describe"). Null when it can; absent: never.
+   */
+  versionProblem?: ((spec: ProviderSpec) => string | null) | undefined;
 };
 
 export type PlanResult = { ok: true; plan: Plan } | { ok: false; problem: RequestProblem };
@@ -79,6 +84,15 @@ export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult
     const reason = spec.timeout_seconds === 0 ? "disabled" : ctx.unavailable(spec);
     if (reason !== null) {
       decision.skipped.push({ provider: spec.name, reason });
+      continue;
+    }
+    const versionProblem = ctx.versionProblem?.(spec) ?? null;
+    if (versionProblem !== null) {
+      decision.skipped.push({
+        provider: spec.name,
+        reason: "protocol_version_unsupported",
+        message: versionProblem,
+      });
       continue;
     }
     // Before the ceiling and the cap: a provider not contacted spends neither.

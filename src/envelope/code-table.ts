@@ -128,15 +128,27 @@ export const CODES = {
   // An expand whose locator the provider never issued, or issued for a source that has since changed.
   locator_unknown: usage(404),
   locator_expired: usage(410),
+  // The named provider does not implement the action asked (expand, refresh): ask another one.
+  action_unsupported: usage(400),
+  // The one provider an expand or refresh names failed or could not be contacted; like
+  // all_providers_failed, retryable with action `retry` when its failure was.
+  provider_failed: {
+    exit: 4,
+    status: "server_error",
+    action: "report",
+    retryable: false,
+    http: 502,
+  },
 } as const satisfies Record<EnvelopeCode, CodeRow>;
 
 /**
- * The row for a code, adjusted where it depends on the search: `all_providers_failed` is
- * retryable, with action `retry`, when any failed attempt was (docs/envelope.md).
+ * The row for a code, adjusted where it depends on the search: `all_providers_failed` and
+ * `provider_failed` are retryable, with action `retry`, when any failed attempt was
+ * (docs/envelope.md).
  */
 export function codeRow(code: EnvelopeCode, anyRetryable = false): CodeRow {
   const row: CodeRow = CODES[code];
-  if (code === "all_providers_failed" && anyRetryable) {
+  if ((code === "all_providers_failed" || code === "provider_failed") && anyRetryable) {
     return { ...row, action: "retry", retryable: true };
   }
   return row;

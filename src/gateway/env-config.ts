@@ -36,6 +36,8 @@ export type EnvConfig = {
   bodyTimeoutMs: number;
   /** TRACEFETCH_SUSPEND_PROVIDERS: suspend a provider that keeps failing (on unless set off). */
   suspendProviders: boolean;
+  /** TRACEFETCH_DESCRIBE_PROVIDERS: ask each provider `describe` in the background (on unless set off). */
+  describeProviders: boolean;
   /** TRACEFETCH_AUTH_*, TRACEFETCH_REQUIRE_AUTH, TRACEFETCH_SIGNING_JWK and _GATEWAY_ISSUER. */
   auth: AuthVariables;
 };
@@ -55,6 +57,7 @@ export const BOOLEAN_VARIABLES = [
   "TRACEFETCH_ALLOW_LOOPBACK",
   "TRACEFETCH_REQUIRE_AUTH",
   "TRACEFETCH_SUSPEND_PROVIDERS",
+  "TRACEFETCH_DESCRIBE_PROVIDERS",
 ] as const;
 
 /** Parses every variable; throws ConfigError naming the first one that is not understood. */
@@ -71,6 +74,8 @@ export function configFromEnv(env: Env): EnvConfig {
     bodyTimeoutMs: positive(env, "TRACEFETCH_BODY_TIMEOUT_MS") ?? DEFAULT_BODY_TIMEOUT_MS,
     suspendProviders: text(env, "TRACEFETCH_SUSPEND_PROVIDERS") === null ||
       flag(env, "TRACEFETCH_SUSPEND_PROVIDERS"),
+    describeProviders: text(env, "TRACEFETCH_DESCRIBE_PROVIDERS") === null ||
+      flag(env, "TRACEFETCH_DESCRIBE_PROVIDERS"),
     auth: {
       jwksUrl: text(env, "TRACEFETCH_AUTH_JWKS_URL"),
       jwks: text(env, "TRACEFETCH_AUTH_JWKS"),

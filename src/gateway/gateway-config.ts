@@ -60,6 +60,11 @@ export type GatewayConfig = {
    * suits a harness that sends one provider many failures on purpose.
    */
   suspendProviders?: boolean | undefined;
+  /**
+   * Ask each provider `describe` in the background (docs/protocol.md, "describe"); on unless
+   * false, which suits a harness that counts every request a provider receives.
+   */
+  describeProviders?: boolean | undefined;
   /** Told, one line each, what in an accepted configuration will not work as its author expects. */
   onWarning?: ((line: string) => void) | undefined;
 };
@@ -91,6 +96,7 @@ export type ResolvedConfig = {
   heartbeatMs: number;
   maxPendingConnections: number | null;
   suspendProviders: boolean;
+  describeProviders: boolean;
 };
 
 export function resolveConfig(config: GatewayConfig): ResolvedConfig {
@@ -136,6 +142,7 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
       ? null
       : positive("maxPendingConnections", config.maxPendingConnections, 1),
     suspendProviders: config.suspendProviders ?? fromEnv.suspendProviders,
+    describeProviders: config.describeProviders ?? fromEnv.describeProviders,
   };
 }
 

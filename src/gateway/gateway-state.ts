@@ -12,7 +12,7 @@ import type { SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
-import type { ProviderClient } from "../transport/provider-client.ts";
+import type { ActionCall, ProviderClient } from "../transport/provider-client.ts";
 import { type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import {
@@ -24,6 +24,26 @@ import {
   type SearchAsk,
 } from "./search-run.ts";
 import { Slots } from "./slots.ts";
+import { Descriptions } from "./descriptions.ts";
+import { HealthProbes } from "./health-probes.ts";
+import type { ProviderState } from "../protocol/envelope-schema.ts";
+import { DESCRIBE_TIMEOUT_MS, HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
+import type { Command } from "../protocol/codes.ts";
+import type { ExpandAsk } from "../protocol/action-request.ts";
+import { didYouMean } from "../protocol/did-you-mean.ts";
+import { listOf } from "../protocol/search-request.ts";
+import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
+
+/** A provider action a caller asks for through a route. */
+export type ActionAsk<T> = {
+  request: T;
+  caller: Caller;
+  /** The `iss` of provider tokens unless TRACEFETCH_GATEWAY_ISSUER names one (an origin). */
+  issuer: string;
+  requestId: string;
+  /** Fires when the caller goes away. */
+  signal: AbortSignal;
+};
 
 export class GatewayState {
   readonly #clients = new Map<string, ProviderClient>();
@@ -31,17 +51,28 @@ export class GatewayState {
   readonly #searches: Slots;
   /** Providers left out after failing, for this instance only (docs/protocol.md, "Suspension"). */
   readonly #suspensions: Suspensions | null;
+  /** What each provider said it speaks (docs/protocol.md, "describe"); null when not asked. */
+  readonly #descriptions: Descriptions | null;
+  /** Each provider's last health probe, shared by every caller (docs/envelope.md). */
+  readonly #health: HealthProbes;
   /** What every caller's searches share. */
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
 
   constructor(readonly config: ResolvedConfig) {
     this.#searches = new Slots(config.maxInflight);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.now) : null;
+    this.#descriptions = config.describeProviders
+      ? new Descriptions(config.now, (spec) => this.#client(spec))
+      : null;
+    const descriptions = this.#descriptions;
+    this.#health = new HealthProbes(config.now, (spec) => this.#client(spec));
     this.#shared = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
       unavailable: (spec) => this.unavailable(spec),
       suspended: (spec) => this.#suspensions?.check(spec) ?? null,
+      versionProblem: descriptions ? (spec) => descriptions.versionProblem(spec) : undefined,
+      acceptsFilters: descriptions ? (spec) => descriptions.filtersOf(spec) : undefined,
       clientFor: (spec) => this.#client(spec),
       gateFor: (spec) => this.#gate(spec),
       now: config.now,
@@ -87,6 +118,168 @@ export class GatewayState {
     return await admission.search.run(options, (run) => run.envelope);
   }
 
+  /**
+   * `POST /v1/expand`: the evidence behind a locator, from the one provider named, under the same
+   * token and sensitivity rules as a search naming it. The locator goes to that provider only.
+   */
+  async expand(ask: ActionAsk<ExpandAsk>): Promise<Envelope> {
+    const { request, requestId } = ask;
+    const target = this.#target("expand", request.provider, ask.caller, requestId);
+    if (!target.ok) return target.envelope;
+    const spec = target.spec;
+    const result = await this.#withProvider(
+      spec,
+      ask,
+      (call) => this.#client(spec).expand({ locator: request.locator }, call),
+    );
+    switch (result.kind) {
+      case "answer": {
+        const { provider: _p, scope: _s, ...evidence } = result.answer;
+        return buildEnvelope("expand", "ok", requestId, {
+          result: { provider: spec.name, evidence },
+        });
+      }
+      case "unsupported":
+        return problemEnvelope(
+          "expand",
+          "action_unsupported",
+          requestId,
+          `provider "${spec.name}" does not implement expand: ${result.message}`,
+          "provider",
+        );
+      default: {
+        if (result.code === "locator_unknown" || result.code === "locator_expired") {
+          return problemEnvelope("expand", result.code, requestId, result.message, "locator");
+        }
+        return problemEnvelope("expand", "provider_failed", requestId, result.message, undefined, {
+          anyRetryable: result.retryable,
+          ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
+        });
+      }
+    }
+  }
+
+  /**
+   * The provider an expand or refresh names, if this caller may use it now; else the envelope
+   * that says why, with the codes a search naming it would get.
+   */
+  #target(
+    command: Command,
+    name: string,
+    caller: Caller,
+    requestId: string,
+  ): { ok: true; spec: ProviderSpec } | { ok: false; envelope: Envelope } {
+    const refuse = (code: Parameters<typeof problemEnvelope>[1], message: string) => ({
+      ok: false as const,
+      envelope: problemEnvelope(command, code, requestId, message, "provider"),
+    });
+    const spec = this.config.manifest.providers.find((p) => p.name === name);
+    if (spec === undefined) {
+      const known = this.visibleTo(caller).map((p) => p.name);
+      const hint = didYouMean(name, known);
+      return refuse(
+        "unknown_provider",
+        `there is no provider "${name}"${hint === null ? "" : ` (${hint})`}${
+          known.length === 0
+            ? "; there are no providers you may use"
+            : `; the providers you may use: ${listOf(known)}`
+        }`,
+      );
+    }
+    const scope = requiredScope(spec);
+    switch (entitlement(caller, spec)) {
+      case "needs_token":
+        return refuse("unauthorized", `provider "${spec.name}" needs a token granting ${scope}`);
+      case "needs_scope":
+        return refuse(
+          "insufficient_scope",
+          `the token does not grant ${scope}, which provider "${spec.name}" needs`,
+        );
+      case "granted":
+        break;
+    }
+    const failed = (message: string, retryAfterMs?: number) => ({
+      ok: false as const,
+      envelope: problemEnvelope(command, "provider_failed", requestId, message, "provider", {
+        anyRetryable: retryAfterMs !== undefined,
+        ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }),
+      }),
+    });
+    const reason = this.unavailable(spec);
+    if (reason !== null) {
+      return failed(`provider "${spec.name}" cannot be contacted: ${reason.replaceAll("_", " ")}`);
+    }
+    const versionProblem = this.#descriptions?.versionProblem(spec) ?? null;
+    if (versionProblem !== null) return failed(versionProblem);
+    const held = this.suspensionOf(spec.name);
+    if (held.state === "suspended") {
+      const inMs = Math.max(0, Date.parse(held.until) - this.config.now());
+      return failed(`provider "${spec.name}" is suspended until ${held.until}`, inMs);
+    }
+    return { ok: true, spec };
+  }
+
+  /**
+   * Calls a provider's action within its own timeout and concurrency gate, with the provider
+   * token a search attempt of this caller would carry.
+   */
+  async #withProvider<T>(
+    spec: ProviderSpec,
+    ask: ActionAsk<unknown>,
+    act: (call: ActionCall) => Promise<T>,
+  ): Promise<T> {
+    const budgetMs = spec.timeout_seconds * 1000;
+    const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
+    const headersFor = this.#tokenHeaders(ask.caller, ask.issuer);
+    const headers = headersFor ? await headersFor(spec, budgetMs) : {};
+    const release = await this.#gate(spec).acquire(signal).catch(() => null);
+    if (release === null) {
+      return await act({
+        signal: AbortSignal.abort(signal.reason),
+        requestId: ask.requestId,
+        headers,
+      });
+    }
+    try {
+      return await act({ signal, requestId: ask.requestId, headers });
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Every provider this caller may see, as `/v1/status` (the cached health, no probe) and
+   * `/v1/doctor` (`probe`: a fresh health, each probed at most once per TTL) show it.
+   */
+  async providerStates(
+    caller: Caller,
+    issuer: string,
+    probe: boolean,
+  ): Promise<ProviderState[]> {
+    const headersFor = probe ? this.#tokenHeaders(caller, issuer) : null;
+    return await Promise.all(
+      this.visibleTo(caller).map(async (p): Promise<ProviderState> => {
+        const reason = this.unavailable(p);
+        if (reason !== null) {
+          return { name: p.name, state: reason === "disabled" ? "disabled" : "not_configured" };
+        }
+        const held = this.suspensionOf(p.name);
+        const state: ProviderState = held.state === "suspended"
+          ? { name: p.name, state: "suspended", until: held.until }
+          : { name: p.name, state: "ready" };
+        if (held.consecutiveFailures !== 0) state.consecutive_failures = held.consecutiveFailures;
+        const health = probe
+          ? await this.#health.probe(
+            p,
+            async () => headersFor ? await headersFor(p, HEALTH_TIMEOUT_MS) : {},
+          )
+          : this.#health.cached(p.name);
+        if (health !== undefined) state.health = health;
+        return state;
+      }),
+    );
+  }
+
   /** A provider's suspension, as `/v1/status` shows it. */
   suspensionOf(name: string): SuspensionView {
     return this.#suspensions?.view(name) ?? { state: "ready", consecutiveFailures: 0 };
@@ -118,12 +311,35 @@ export class GatewayState {
     }
   }
 
+  /** Settles once every describe in flight has answered. */
+  async described(): Promise<void> {
+    await this.#descriptions?.settled();
+  }
+
+  /**
+   * Starts, in the background, a describe of each provider this caller may see whose answer is
+   * missing or stale; a search never waits for it.
+   */
+  #describeFor(caller: Caller, headersFor: SearchDeps["headersFor"]): void {
+    const descriptions = this.#descriptions;
+    if (descriptions === null) return;
+    for (const spec of this.visibleTo(caller)) {
+      if (this.unavailable(spec) !== null) continue;
+      descriptions.ask(
+        spec,
+        async () => headersFor ? await headersFor(spec, DESCRIBE_TIMEOUT_MS) : {},
+      );
+    }
+  }
+
   /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
   #depsFor(caller: Caller, issuer: string): SearchDeps {
+    const headersFor = this.#tokenHeaders(caller, issuer);
+    this.#describeFor(caller, headersFor);
     return {
       ...this.#shared,
       entitlement: (spec) => entitlement(caller, spec),
-      headersFor: this.#tokenHeaders(caller, issuer),
+      headersFor,
     };
   }
 

@@ -22,6 +22,8 @@ import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
+import { parseExpandRequestText } from "../protocol/action-request.ts";
+import { decodeUtf8 } from "../transport/bounded-reader.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -103,15 +105,22 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     );
   };
 
-  app.post("/v1/search", async (c) => {
+  /**
+   * Reads a POST body within its cap and deadline, holding a body slot meanwhile; the bytes, or
+   * the answer that refuses them.
+   */
+  const readBody = async (
+    c: Context<GatewayEnv>,
+    command: Command,
+  ): Promise<Uint8Array | Response> => {
     const requestId = c.get("requestId");
-    const media = checkMediaType(c.req.header("content-type"));
-    if (!media.ok) return search(c, media);
     const reading = bodies.tryTake();
     if (reading === null) {
-      return envelopeResponse(
-        overloaded(requestId, "the gateway is at its limit of request bodies being read"),
+      const envelope = overloaded(
+        requestId,
+        "the gateway is at its limit of request bodies being read",
       );
+      return envelopeResponse({ ...envelope, command });
     }
     let body: BodyRead;
     try {
@@ -122,11 +131,50 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     if (!body.ok) {
       // The rest of the body was never read, so the connection cannot carry another request.
       return envelopeResponse(
-        problemEnvelope("search", body.code, requestId, BODY_PROBLEMS[body.code]),
+        problemEnvelope(command, body.code, requestId, BODY_PROBLEMS[body.code]),
         { connection: "close" },
       );
     }
-    return search(c, requestFromBytes(body.bytes));
+    return body.bytes;
+  };
+
+  app.post("/v1/search", async (c) => {
+    const media = checkMediaType(c.req.header("content-type"));
+    if (!media.ok) return search(c, media);
+    const bytes = await readBody(c, "search");
+    if (bytes instanceof Response) return bytes;
+    return search(c, requestFromBytes(bytes));
+  });
+
+  app.post("/v1/expand", async (c) => {
+    const requestId = c.get("requestId");
+    const media = checkMediaType(c.req.header("content-type"));
+    if (!media.ok) {
+      const { code, message } = media.problem;
+      return problemResponse("expand", code, requestId, message);
+    }
+    const bytes = await readBody(c, "expand");
+    if (bytes instanceof Response) return bytes;
+    const text = decodeUtf8(bytes);
+    const parsed = text === null
+      ? {
+        ok: false as const,
+        problem: { code: "invalid_utf8" as const, message: "the body is not valid UTF-8" },
+      }
+      : parseExpandRequestText(text);
+    if (!parsed.ok) {
+      const { code, message, field } = parsed.problem;
+      return problemResponse("expand", code, requestId, message, field);
+    }
+    return envelopeResponse(
+      await state.expand({
+        request: parsed.request,
+        caller: c.get("caller"),
+        issuer: new URL(c.req.url).origin,
+        requestId,
+        signal: c.req.raw.signal,
+      }),
+    );
   });
   app.get("/v1/search", (c) => {
     const read = requestFromQuery(new URL(c.req.url));

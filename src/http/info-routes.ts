@@ -51,32 +51,30 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
     }));
   });
 
-  app.get("/v1/status", (c) =>
-    envelopeResponse(buildEnvelope("status", "ok", c.get("requestId"), {
-      result: {
-        service: "tracefetch-edge",
-        version: VERSION,
-        providers: state.visibleTo(c.get("caller")).map((p) => {
-          const reason = state.unavailable(p);
-          if (reason !== null) {
-            return {
-              name: p.name,
-              state: reason === "disabled" ? "disabled" as const : "not_configured" as const,
-            };
-          }
-          const held = state.suspensionOf(p.name);
-          const failures = held.consecutiveFailures === 0
-            ? {}
-            : { consecutive_failures: held.consecutiveFailures };
-          return held.state === "suspended"
-            ? { name: p.name, state: "suspended" as const, until: held.until, ...failures }
-            : { name: p.name, state: "ready" as const, ...failures };
-        }),
-        searches_in_flight: state.searchesInFlight,
-        max_inflight: state.config.maxInflight,
-        max_providers: state.config.maxProviders,
-      },
-    })));
+  app.get(
+    "/v1/status",
+    async (c) =>
+      envelopeResponse(buildEnvelope("status", "ok", c.get("requestId"), {
+        result: {
+          service: "tracefetch-edge",
+          version: VERSION,
+          providers: await state.providerStates(c.get("caller"), new URL(c.req.url).origin, false),
+          searches_in_flight: state.searchesInFlight,
+          max_inflight: state.config.maxInflight,
+          max_providers: state.config.maxProviders,
+        },
+      })),
+  );
+
+  app.get(
+    "/v1/doctor",
+    async (c) =>
+      envelopeResponse(buildEnvelope("doctor", "ok", c.get("requestId"), {
+        result: {
+          providers: await state.providerStates(c.get("caller"), new URL(c.req.url).origin, true),
+        },
+      })),
+  );
 
   app.get("/schemas/:file", (c) => {
     const file = c.req.param("file");

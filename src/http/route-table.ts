@@ -38,6 +38,13 @@ export const ROUTES: readonly Route[] = [
       "a search: GET ?q=... or POST a JSON request; streams with stream=ndjson or stream=sse",
   },
   {
+    pattern: "/v1/expand",
+    path: "/v1/expand",
+    command: "expand",
+    allow: "POST",
+    answers: "the evidence behind a locator: POST {provider, locator}, provider from found_by",
+  },
+  {
     pattern: "/v1/providers",
     path: "/v1/providers",
     command: "providers",
@@ -50,6 +57,13 @@ export const ROUTES: readonly Route[] = [
     command: "status",
     allow: READ_METHODS,
     answers: "the version, each provider's state and the searches in flight",
+  },
+  {
+    pattern: "/v1/doctor",
+    path: "/v1/doctor",
+    command: "doctor",
+    allow: READ_METHODS,
+    answers: "each provider's state and health, probed at most once per 30 s",
   },
   {
     pattern: "/schemas/:file",

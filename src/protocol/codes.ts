@@ -61,6 +61,8 @@ export const SKIP_REASONS = [
   // cannot honour a filter of the search that the gateway cannot evaluate either (docs/envelope.md,
   // "Filters"); never for today's filters, which the gateway evaluates itself
   "filter_unsupported",
+  // its describe lists no protocol major this gateway speaks (docs/protocol.md, "describe")
+  "protocol_version_unsupported",
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
@@ -137,6 +139,8 @@ export const ENVELOPE_CODES = [
   "human_decision_required",
   "locator_unknown",
   "locator_expired",
+  "action_unsupported",
+  "provider_failed",
 ] as const;
 export type EnvelopeCode = (typeof ENVELOPE_CODES)[number];
 

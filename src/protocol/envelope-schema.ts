@@ -12,6 +12,8 @@ import {
   ENVELOPE_CODES,
   ENVELOPE_STATUSES,
   EVIDENCE_STATES,
+  HEALTH_COVERAGES,
+  HEALTH_STATUSES,
   SENSITIVITIES,
   SKIP_REASONS,
   TIMEOUT_BUDGETS,
@@ -83,6 +85,8 @@ export const DecisionSchema = v.strictObject({
       reason: v.picklist(SKIP_REASONS),
       /** For `suspended`: when the provider may be contacted again (RFC 3339, UTC). */
       until: v.optional(Timestamp),
+      /** For `protocol_version_unsupported`: the versions each side speaks. */
+      message: v.optional(v.string()),
     }),
   ),
 });
@@ -117,19 +121,41 @@ export const ProvidersResultSchema = v.strictObject({
   default_tier: v.nullable(v.string()),
 });
 
+/** A provider's last health probe (docs/envelope.md, "Other routes"). */
+export const ProviderHealthSchema = v.strictObject({
+  /** `unknown`: the provider does not implement health; `unavailable`: the probe failed. */
+  status: v.picklist([...HEALTH_STATUSES, "unknown"]),
+  coverage: v.picklist(HEALTH_COVERAGES),
+  watermark: v.nullable(v.string()),
+  document_count: v.optional(Int),
+  diagnostics: v.array(v.string()),
+  /** When the probe answered (RFC 3339, UTC). */
+  checked_at: Timestamp,
+});
+export type ProviderHealth = v.InferOutput<typeof ProviderHealthSchema>;
+
+/** One provider in `/v1/status` and `/v1/doctor`. */
+export const ProviderStateSchema = v.strictObject({
+  name: v.string(),
+  state: v.picklist(["ready", "disabled", "not_configured", "suspended"]),
+  /** For `suspended`: when searches may contact it again (RFC 3339, UTC). */
+  until: v.optional(Timestamp),
+  /** Retryable failures it caused since its last success, when there are any. */
+  consecutive_failures: v.optional(Int),
+  /** Its last health probe; `/v1/status` shows it only once `/v1/doctor` has probed. */
+  health: v.optional(ProviderHealthSchema),
+});
+export type ProviderState = v.InferOutput<typeof ProviderStateSchema>;
+
+/** `GET /v1/doctor`: every provider the caller may see, with its health. */
+export const GatewayDoctorResultSchema = v.strictObject({
+  providers: v.array(ProviderStateSchema),
+});
+
 export const StatusResultSchema = v.strictObject({
   service: v.literal("tracefetch-edge"),
   version: v.string(),
-  providers: v.array(
-    v.strictObject({
-      name: v.string(),
-      state: v.picklist(["ready", "disabled", "not_configured", "suspended"]),
-      /** For `suspended`: when searches may contact it again (RFC 3339, UTC). */
-      until: v.optional(Timestamp),
-      /** Retryable failures it caused since its last success, when there are any. */
-      consecutive_failures: v.optional(Int),
-    }),
-  ),
+  providers: v.array(ProviderStateSchema),
   searches_in_flight: Int,
   max_inflight: Int,
   max_providers: Int,
@@ -197,6 +223,22 @@ export const ConformanceResultSchema = v.strictObject({
 });
 
 /** `GET /`: what this gateway is and the routes it answers, for a person or an agent arriving. */
+/** `POST /v1/expand`: the evidence behind a locator, as the named provider gave it. */
+export const ExpandResultSchema = v.strictObject({
+  provider: v.string(),
+  evidence: v.strictObject({
+    locator: v.string(),
+    title: v.string(),
+    /** Cut at MAX_EXPAND_TEXT_CHARS, ending with the truncation marker when `truncated`. */
+    text: v.string(),
+    content_type: v.string(),
+    retrieved_at: v.string(),
+    revision: v.optional(v.string()),
+    truncated: v.boolean(),
+  }),
+});
+export type ExpandResult = v.InferOutput<typeof ExpandResultSchema>;
+
 export const IndexResultSchema = v.strictObject({
   name: v.literal("tracefetch-edge"),
   version: v.string(),
@@ -239,6 +281,8 @@ export const EnvelopeSchema = v.strictObject({
       ConnectResultSchema,
       ConformanceResultSchema,
       IndexResultSchema,
+      ExpandResultSchema,
+      GatewayDoctorResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),

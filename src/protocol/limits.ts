@@ -87,6 +87,21 @@ export const MAX_SUSPENSION_MS = 120_000;
 /** A half-open probe's claim outlives its provider timeout by this, the time from planning to its start; a lapsed claim lets the next search probe. */
 export const SUSPENSION_PROBE_GRACE_MS = 1_000;
 
+/** A background describe call: a provider that cannot say what it speaks in two seconds is taken as search-only v1 for now. */
+export const DESCRIBE_TIMEOUT_MS = 2_000;
+
+/** How long a provider's describe answer is trusted: what a provider speaks changes with a deploy, not within minutes. */
+export const DESCRIBE_TTL_MS = 600_000;
+
+/** The wait before a failed describe is asked again: soon enough to pick up a provider that came up, rare enough to cost nothing. */
+export const DESCRIBE_RETRY_MS = 30_000;
+
+/** How long a provider's health answer serves `/v1/doctor`: many callers cost one probe, and an outage shows within half a minute. */
+export const HEALTH_TTL_MS = 30_000;
+
+/** A health probe: a provider that cannot say how it is in five seconds reads as unavailable. */
+export const HEALTH_TIMEOUT_MS = 5_000;
+
 /** A provider's own timeout in the manifest; 0 means declared but disabled. */
 export const MAX_PROVIDER_TIMEOUT_SECONDS = 300;
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 60;
@@ -157,6 +172,15 @@ export const GATEWAY_GRACE_MS = 5_000;
 
 /** `status`, `doctor` and `connect` are answered from memory; a gateway silent this long is not answering. */
 export const GATEWAY_STATUS_TIMEOUT_MS = 5_000;
+
+/** `doctor` reads /v1/doctor, whose health probes may take HEALTH_TIMEOUT_MS: twice that, then the gateway is not answering. */
+export const GATEWAY_DOCTOR_TIMEOUT_MS = 10_000;
+
+/** `expand` waits for one provider, whose own timeout may be up to MAX_PROVIDER_TIMEOUT_SECONDS; a little more covers the gateway. */
+export const GATEWAY_EXPAND_TIMEOUT_MS = 305_000;
+
+/** The start of an expanded text the CLI shows a person; --json prints it whole. */
+export const EXPAND_PREVIEW_CHARS = 800;
 
 /** A failing provider's error body is read only this far: enough for a code and a message. */
 export const MAX_ERROR_BODY_BYTES = 65_536;

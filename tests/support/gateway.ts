@@ -51,10 +51,15 @@ export function manifestOf(providers: ProviderEntry[], extra: Record<string, unk
  */
 const runtimeFetch: typeof fetch | undefined = "Deno" in globalThis ? undefined : createNodeFetch();
 
+/**
+ * A gateway over these providers. It asks no provider `describe` unless the test says so, so a
+ * test that counts the requests a provider receives counts only its searches.
+ */
 export function gateway(providers: ProviderEntry[], config: Partial<GatewayConfig> = {}) {
   return createGateway({
     manifest: manifestOf(providers),
     allowLoopback: true,
+    describeProviders: false,
     ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
     ...config,
   });

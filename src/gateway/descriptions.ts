@@ -1,0 +1,114 @@
+/**
+ * What each provider said it is (docs/protocol.md, "describe"), asked in the background so no
+ * start or search ever waits for it. A success is kept for DESCRIBE_TTL_MS; a failure is not kept
+ * and is asked again after DESCRIBE_RETRY_MS. A provider that answers anything but a valid describe
+ * is a search-only v1 provider, as is one not asked yet.
+ */
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import { DESCRIBE_RETRY_MS, DESCRIBE_TIMEOUT_MS, DESCRIBE_TTL_MS } from "../protocol/limits.ts";
+import { PROTOCOL_VERSIONS } from "../protocol/provider-actions.ts";
+import { FILTER_NAMES, type FilterName } from "../protocol/search-filters.ts";
+import type { Description, ProviderClient } from "../transport/provider-client.ts";
+
+type Entry = {
+  /** The last valid describe answer, or null: search-only v1. */
+  description: Description | null;
+  /** When to ask again (by the injected clock). */
+  askAt: number;
+};
+
+export class Descriptions {
+  readonly #entries = new Map<string, Entry>();
+  readonly #asking = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly clientFor: (spec: ProviderSpec) => ProviderClient,
+  ) {}
+
+  /**
+   * Starts a describe of this provider unless one is in flight or its last answer is still fresh.
+   * Never awaited by a search; `headers` are the call's (a token for a gateway-token provider).
+   */
+  ask(spec: ProviderSpec, headers: () => Promise<Record<string, string>>): void {
+    if (this.#asking.has(spec.name)) return;
+    const entry = this.#entries.get(spec.name);
+    if (entry !== undefined && this.now() < entry.askAt) return;
+    const asking = this.#describe(spec, headers, entry ?? null)
+      .catch((error) => {
+        // A fault here must not end the process; the provider stays as it was and is asked again.
+        console.error(`describe of provider "${spec.name}" failed:`, error);
+        this.#entries.set(spec.name, {
+          description: entry?.description ?? null,
+          askAt: this.now() + DESCRIBE_RETRY_MS,
+        });
+      })
+      .finally(() => this.#asking.delete(spec.name));
+    this.#asking.set(spec.name, asking);
+  }
+
+  /** Settles once every describe in flight has answered (tests and a graceful stop). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#asking.values()]);
+  }
+
+  /** The filters a provider declared, among those the gateway knows. */
+  filtersOf(spec: ProviderSpec): FilterName[] {
+    const declared = this.#entries.get(spec.name)?.description?.filters ?? [];
+    return FILTER_NAMES.filter((name) => declared.includes(name));
+  }
+
+  /** Why a provider cannot be spoken to (no common protocol major), or null when it can. */
+  versionProblem(spec: ProviderSpec): string | null {
+    const theirs = this.#entries.get(spec.name)?.description?.protocol_versions;
+    if (theirs === undefined || theirs.some((major) => PROTOCOL_VERSIONS.includes(major))) {
+      return null;
+    }
+    return `provider "${spec.name}" speaks protocol ${majors(theirs)}; this gateway speaks ${
+      majors(PROTOCOL_VERSIONS)
+    }`;
+  }
+
+  async #describe(
+    spec: ProviderSpec,
+    headers: () => Promise<Record<string, string>>,
+    previous: Entry | null,
+  ): Promise<void> {
+    const retry = () =>
+      this.#entries.set(spec.name, {
+        description: previous?.description ?? null,
+        askAt: this.now() + DESCRIBE_RETRY_MS,
+      });
+    let callHeaders: Record<string, string>;
+    try {
+      callHeaders = await headers();
+    } catch {
+      // No token could be minted now: a failure like any other, asked again later.
+      retry();
+      return;
+    }
+    const result = await this.clientFor(spec).describe({
+      signal: AbortSignal.timeout(DESCRIBE_TIMEOUT_MS),
+      headers: callHeaders,
+    });
+    switch (result.kind) {
+      case "answer":
+        this.#entries.set(spec.name, {
+          description: result.answer,
+          askAt: this.now() + DESCRIBE_TTL_MS,
+        });
+        return;
+      case "unsupported":
+      case "invalid":
+        // A definite answer: a provider written before describe existed.
+        this.#entries.set(spec.name, { description: null, askAt: this.now() + DESCRIBE_TTL_MS });
+        return;
+      default:
+        retry();
+    }
+  }
+}
+
+function majors(list: readonly number[]): string {
+  return list.length === 0 ? "no major" : `major ${list.join(", ")}`;
+}

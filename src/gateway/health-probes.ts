@@ -1,0 +1,90 @@
+/**
+ * Provider health for `/v1/doctor` and `/v1/status` (docs/envelope.md, "Other routes"): each
+ * provider probed at most once per HEALTH_TTL_MS, with one probe in flight per provider however
+ * many callers ask. A probe that fails reads `unavailable` with `coverage: unknown`, never
+ * healthy; a provider that does not implement health reads `unknown`.
+ */
+import type { ProviderHealth } from "../protocol/envelope-schema.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import { HEALTH_TIMEOUT_MS, HEALTH_TTL_MS } from "../protocol/limits.ts";
+import type { ProviderClient } from "../transport/provider-client.ts";
+
+type Probed = { health: ProviderHealth; at: number };
+
+export class HealthProbes {
+  readonly #last = new Map<string, Probed>();
+  readonly #inFlight = new Map<string, Promise<ProviderHealth>>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly clientFor: (spec: ProviderSpec) => ProviderClient,
+  ) {}
+
+  /** The last probe's answer, without probing (`/v1/status`). */
+  cached(name: string): ProviderHealth | undefined {
+    return this.#last.get(name)?.health;
+  }
+
+  /** A fresh answer: the cached one within its TTL, else the probe in flight or a new one. */
+  probe(
+    spec: ProviderSpec,
+    headers: () => Promise<Record<string, string>>,
+  ): Promise<ProviderHealth> {
+    const last = this.#last.get(spec.name);
+    if (last !== undefined && this.now() - last.at < HEALTH_TTL_MS) {
+      return Promise.resolve(last.health);
+    }
+    let running = this.#inFlight.get(spec.name);
+    if (running === undefined) {
+      running = this.#run(spec, headers).finally(() => this.#inFlight.delete(spec.name));
+      this.#inFlight.set(spec.name, running);
+    }
+    return running;
+  }
+
+  async #run(
+    spec: ProviderSpec,
+    headers: () => Promise<Record<string, string>>,
+  ): Promise<ProviderHealth> {
+    const failed = (message: string): ProviderHealth =>
+      this.#health({ status: "unavailable", coverage: "unknown", diagnostics: [message] });
+    let health: ProviderHealth;
+    try {
+      const result = await this.clientFor(spec).health({
+        signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
+        headers: await headers(),
+      });
+      switch (result.kind) {
+        case "answer": {
+          const { status, coverage, watermark, document_count, diagnostics } = result.answer;
+          health = this.#health({ status, coverage, watermark, diagnostics });
+          if (document_count !== undefined) health.document_count = document_count;
+          break;
+        }
+        case "unsupported":
+          health = this.#health({ status: "unknown", coverage: "unknown", diagnostics: [] });
+          break;
+        default:
+          health = failed(result.message);
+      }
+    } catch {
+      health = failed("the health probe could not be made");
+    }
+    this.#last.set(spec.name, { health, at: this.now() });
+    return health;
+  }
+
+  #health(
+    parts: Pick<ProviderHealth, "status" | "coverage" | "diagnostics"> & {
+      watermark?: string | null;
+    },
+  ): ProviderHealth {
+    return {
+      status: parts.status,
+      coverage: parts.coverage,
+      watermark: parts.watermark ?? null,
+      diagnostics: parts.diagnostics,
+      checked_at: new Date(this.now()).toISOString(),
+    };
+  }
+}
