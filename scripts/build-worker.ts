@@ -35,6 +35,11 @@ function virtualModules(corpus: string | null, manifest: string | null): Plugin 
         { filter: /^tracefetch:/ },
         (args) => ({ path: args.path, namespace: "tracefetch" }),
       );
+      // The gateway reads only `version` from package.json: bundle that, not the whole file.
+      b.onLoad({ filter: /[\\/]package\.json$/ }, async (args) => ({
+        contents: JSON.stringify({ version: JSON.parse(await readFile(args.path, "utf8")).version }),
+        loader: "json",
+      }));
       b.onLoad({ filter: /.*/, namespace: "tracefetch" }, (args) => {
         const contents = modules[args.path];
         if (contents === undefined) throw new Error(`unknown virtual module ${args.path}`);

@@ -9,6 +9,12 @@ export type Caller =
 
 export const ANONYMOUS: Caller = { kind: "anonymous" };
 
+/**
+ * The entitlement `POST /v1/refresh` needs (docs/security.md). Outside the `tracefetch:<scope>`
+ * names, so no provider scope and not the `tracefetch:*` wildcard grants it.
+ */
+export const ADMIN_SCOPE = "tracefetch-admin";
+
 /** The scope a token must grant to see a provider: `tracefetch:<scope>`, or the wildcard. */
 export function requiredScope(spec: Pick<ProviderSpec, "scope">): string {
   return `tracefetch:${spec.scope}`;

@@ -19,7 +19,8 @@ type Entry = {
 
 export class Descriptions {
   readonly #entries = new Map<string, Entry>();
-  readonly #asking = new Map<string, Promise<void>>();
+  /** Describes in flight, with when each started. */
+  readonly #asking = new Map<string, { done: Promise<void>; at: number }>();
 
   constructor(
     private readonly now: () => number,
@@ -31,7 +32,10 @@ export class Descriptions {
    * Never awaited by a search; `headers` are the call's (a token for a gateway-token provider).
    */
   ask(spec: ProviderSpec, headers: () => Promise<Record<string, string>>): void {
-    if (this.#asking.has(spec.name)) return;
+    // A runtime may drop work left after a response (Workers do): an ask that outlived its
+    // timeout twice over never settled, so it no longer blocks the next one.
+    const pending = this.#asking.get(spec.name);
+    if (pending !== undefined && this.now() - pending.at < 2 * DESCRIBE_TIMEOUT_MS) return;
     const entry = this.#entries.get(spec.name);
     if (entry !== undefined && this.now() < entry.askAt) return;
     const asking = this.#describe(spec, headers, entry ?? null)
@@ -43,13 +47,15 @@ export class Descriptions {
           askAt: this.now() + DESCRIBE_RETRY_MS,
         });
       })
-      .finally(() => this.#asking.delete(spec.name));
-    this.#asking.set(spec.name, asking);
+      .finally(() => {
+        if (this.#asking.get(spec.name)?.done === asking) this.#asking.delete(spec.name);
+      });
+    this.#asking.set(spec.name, { done: asking, at: this.now() });
   }
 
   /** Settles once every describe in flight has answered (tests and a graceful stop). */
   async settled(): Promise<void> {
-    await Promise.all([...this.#asking.values()]);
+    await Promise.all([...this.#asking.values()].map((a) => a.done));
   }
 
   /** The filters a provider declared, among those the gateway knows. */

@@ -13,7 +13,7 @@ import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ActionCall, ProviderClient } from "../transport/provider-client.ts";
-import { type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
+import { ADMIN_SCOPE, type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import {
   type Admission,
@@ -29,7 +29,7 @@ import { HealthProbes } from "./health-probes.ts";
 import type { ProviderState } from "../protocol/envelope-schema.ts";
 import { DESCRIBE_TIMEOUT_MS, HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { Command } from "../protocol/codes.ts";
-import type { ExpandAsk } from "../protocol/action-request.ts";
+import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
 import { didYouMean } from "../protocol/did-you-mean.ts";
 import { listOf } from "../protocol/search-request.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
@@ -156,6 +156,62 @@ export class GatewayState {
           ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
         });
       }
+    }
+  }
+
+  /**
+   * `POST /v1/refresh`: asks the named provider to bring its index up to date, for a caller whose
+   * token grants ADMIN_SCOPE (docs/security.md); answers the provider's health.
+   */
+  async refresh(ask: ActionAsk<RefreshAsk>): Promise<Envelope> {
+    const { caller, requestId } = ask;
+    if (caller.kind === "anonymous") {
+      return problemEnvelope(
+        "refresh",
+        "unauthorized",
+        requestId,
+        `refresh needs a token granting ${ADMIN_SCOPE}`,
+      );
+    }
+    if (!caller.scopes.has(ADMIN_SCOPE)) {
+      return problemEnvelope(
+        "refresh",
+        "forbidden",
+        requestId,
+        `the token does not grant ${ADMIN_SCOPE}, which refresh needs`,
+      );
+    }
+    const target = this.#target("refresh", ask.request.provider, caller, requestId);
+    if (!target.ok) return target.envelope;
+    const spec = target.spec;
+    const result = await this.#withProvider(spec, ask, (call) => this.#client(spec).refresh(call));
+    switch (result.kind) {
+      case "answer": {
+        const { status, coverage, watermark, document_count, diagnostics } = result.answer;
+        const health = this.#health.record(spec.name, {
+          status,
+          coverage,
+          watermark,
+          diagnostics,
+          ...(document_count === undefined ? {} : { document_count }),
+        });
+        return buildEnvelope("refresh", "ok", requestId, {
+          result: { provider: spec.name, health },
+        });
+      }
+      case "unsupported":
+        return problemEnvelope(
+          "refresh",
+          "action_unsupported",
+          requestId,
+          `provider "${spec.name}" does not implement refresh: ${result.message}`,
+          "provider",
+        );
+      default:
+        return problemEnvelope("refresh", "provider_failed", requestId, result.message, undefined, {
+          anyRetryable: result.retryable,
+          ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
+        });
     }
   }
 

@@ -42,6 +42,13 @@ export class HealthProbes {
     return running;
   }
 
+  /** Keeps a health answer got another way (a refresh) as the provider's last probe. */
+  record(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth {
+    const health = { ...answer, checked_at: new Date(this.now()).toISOString() };
+    this.#last.set(name, { health, at: this.now() });
+    return health;
+  }
+
   async #run(
     spec: ProviderSpec,
     headers: () => Promise<Record<string, string>>,

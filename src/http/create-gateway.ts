@@ -11,7 +11,7 @@ import type { ParsedSearchRequest } from "../protocol/search-request.ts";
 import { serverTiming } from "../envelope/search-envelope.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
 import { type GatewayConfig, resolveConfig } from "../gateway/gateway-config.ts";
-import { GatewayState } from "../gateway/gateway-state.ts";
+import { type ActionAsk, GatewayState } from "../gateway/gateway-state.ts";
 import { overloaded } from "../gateway/search-run.ts";
 import { Slots } from "../gateway/slots.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
@@ -22,7 +22,12 @@ import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
-import { parseExpandRequestText } from "../protocol/action-request.ts";
+import {
+  type ParsedAction,
+  parseExpandRequestText,
+  parseRefreshRequestText,
+} from "../protocol/action-request.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../transport/bounded-reader.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
@@ -146,14 +151,19 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     return search(c, requestFromBytes(bytes));
   });
 
-  app.post("/v1/expand", async (c) => {
+  /** A provider action's route: the body read and parsed strictly, then handed to the gateway. */
+  const actionRoute = <T>(
+    command: "expand" | "refresh",
+    parse: (text: string) => ParsedAction<T>,
+    run: (ask: ActionAsk<T>) => Promise<Envelope>,
+  ) =>
+  async (c: Context<GatewayEnv>) => {
     const requestId = c.get("requestId");
     const media = checkMediaType(c.req.header("content-type"));
     if (!media.ok) {
-      const { code, message } = media.problem;
-      return problemResponse("expand", code, requestId, message);
+      return problemResponse(command, media.problem.code, requestId, media.problem.message);
     }
-    const bytes = await readBody(c, "expand");
+    const bytes = await readBody(c, command);
     if (bytes instanceof Response) return bytes;
     const text = decodeUtf8(bytes);
     const parsed = text === null
@@ -161,13 +171,13 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
         ok: false as const,
         problem: { code: "invalid_utf8" as const, message: "the body is not valid UTF-8" },
       }
-      : parseExpandRequestText(text);
+      : parse(text);
     if (!parsed.ok) {
       const { code, message, field } = parsed.problem;
-      return problemResponse("expand", code, requestId, message, field);
+      return problemResponse(command, code, requestId, message, field);
     }
     return envelopeResponse(
-      await state.expand({
+      await run({
         request: parsed.request,
         caller: c.get("caller"),
         issuer: new URL(c.req.url).origin,
@@ -175,7 +185,13 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
         signal: c.req.raw.signal,
       }),
     );
-  });
+  };
+
+  app.post("/v1/expand", actionRoute("expand", parseExpandRequestText, (ask) => state.expand(ask)));
+  app.post(
+    "/v1/refresh",
+    actionRoute("refresh", parseRefreshRequestText, (ask) => state.refresh(ask)),
+  );
   app.get("/v1/search", (c) => {
     const read = requestFromQuery(new URL(c.req.url));
     return search(c, read, read.ok ? read.stream : null);

@@ -45,6 +45,14 @@ export const ROUTES: readonly Route[] = [
     answers: "the evidence behind a locator: POST {provider, locator}, provider from found_by",
   },
   {
+    pattern: "/v1/refresh",
+    path: "/v1/refresh",
+    command: "refresh",
+    allow: "POST",
+    answers:
+      "asks a provider to bring its index up to date: POST {provider}; needs tracefetch-admin",
+  },
+  {
     pattern: "/v1/providers",
     path: "/v1/providers",
     command: "providers",

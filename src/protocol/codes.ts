@@ -171,6 +171,7 @@ export const COMMANDS = [
   "connect",
   "providers",
   "expand",
+  "refresh",
   "schema",
   "validate",
   "conformance",

@@ -147,6 +147,12 @@ export const ProviderStateSchema = v.strictObject({
 });
 export type ProviderState = v.InferOutput<typeof ProviderStateSchema>;
 
+/** `POST /v1/refresh`: the provider's health once it brought its index up to date. */
+export const RefreshResultSchema = v.strictObject({
+  provider: v.string(),
+  health: ProviderHealthSchema,
+});
+
 /** `GET /v1/doctor`: every provider the caller may see, with its health. */
 export const GatewayDoctorResultSchema = v.strictObject({
   providers: v.array(ProviderStateSchema),
@@ -283,6 +289,7 @@ export const EnvelopeSchema = v.strictObject({
       IndexResultSchema,
       ExpandResultSchema,
       GatewayDoctorResultSchema,
+      RefreshResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),
