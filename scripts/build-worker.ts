@@ -37,7 +37,9 @@ function virtualModules(corpus: string | null, manifest: string | null): Plugin 
       );
       // The gateway reads only `version` from package.json: bundle that, not the whole file.
       b.onLoad({ filter: /[\\/]package\.json$/ }, async (args) => ({
-        contents: JSON.stringify({ version: JSON.parse(await readFile(args.path, "utf8")).version }),
+        contents: JSON.stringify({
+          version: JSON.parse(await readFile(args.path, "utf8")).version,
+        }),
         loader: "json",
       }));
       b.onLoad({ filter: /.*/, namespace: "tracefetch" }, (args) => {
