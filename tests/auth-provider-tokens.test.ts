@@ -24,6 +24,8 @@ describe("tokens minted for providers", () => {
       answer("open", "open", [{ title: "O", locator: "https://v.example/" }]),
     );
     app = createGateway({
+      // These tests count every request a provider gets: no background describe.
+      describeProviders: false,
       manifest: manifestOf([
         { name: "open", endpoint: open.url },
         {

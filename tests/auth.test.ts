@@ -38,6 +38,8 @@ describe("caller tokens: every bad token is refused and the sensitive provider i
       answer("open", "open", [{ title: "Open page", locator: "https://open.example/1" }]),
     );
     app = createGateway({
+      // These tests count every request a provider gets: no background describe.
+      describeProviders: false,
       manifest: manifestOf([
         { name: "open", endpoint: open.url },
         {

@@ -145,6 +145,7 @@ describe("GET /: an index of the gateway", () => {
       "/",
       "/v1/search",
       "/v1/expand",
+      "/v1/refresh",
       "/v1/providers",
       "/v1/status",
       "/v1/doctor",

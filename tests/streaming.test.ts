@@ -28,6 +28,8 @@ describe("streaming search over a real HTTP connection", () => {
       await answer("slow", "slow", SLOW)(req, res, body);
     });
     const app = createGateway({
+      // These tests count every request a provider gets: no background describe.
+      describeProviders: false,
       manifest: manifestOf([{ name: "fast", endpoint: fast.url }, {
         name: "slow",
         endpoint: slow.url,
@@ -150,6 +152,8 @@ describe("a caller that disconnects stops costing anything upstream", () => {
       const a = await hang();
       const b = await hang();
       const app = createGateway({
+        // These tests count every request a provider gets: no background describe.
+        describeProviders: false,
         manifest: manifestOf([
           { name: "a", endpoint: a.url, timeout_seconds: 30 },
           { name: "b", endpoint: b.url, timeout_seconds: 30 },
