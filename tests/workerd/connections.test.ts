@@ -28,6 +28,8 @@ describe("the Workers limit of six connections waiting for headers", () => {
     }
     const mf = await startWorker({
       TRACEFETCH_ALLOW_LOOPBACK: "1",
+      // Counts every request the providers get: no background describe.
+      TRACEFETCH_DESCRIBE_PROVIDERS: "off",
       TRACEFETCH_MANIFEST: JSON.stringify(
         manifestOf(servers.map((s, i) => ({ name: `p${i}`, endpoint: s.url }))),
       ),
