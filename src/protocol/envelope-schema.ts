@@ -85,6 +85,11 @@ export const DecisionSchema = v.strictObject({
       until: v.optional(Timestamp),
     }),
   ),
+  /**
+   * Whether this search joined an identical one already in flight and shares its fan-out
+   * (docs/envelope.md, "Coalescing"). Present on every search answer.
+   */
+  coalesced: v.optional(v.boolean()),
 });
 export type Decision = v.InferOutput<typeof DecisionSchema>;
 
