@@ -52,10 +52,11 @@ describe("tokens minted for providers", () => {
   it("each attempt gets a fresh token: one audience, iss the gateway, sub anonymous, a jti unique across 1,000 attempts", async () => {
     const before = provider.requests.length;
     for (let i = 0; i < 1000; i += 50) {
+      // A different query each: identical searches in flight would share one attempt.
       const batch = await Promise.all(
         Array.from(
           { length: 50 },
-          () => app.request("http://gateway.test/v1/search?q=x&providers=minted"),
+          (_, k) => app.request(`http://gateway.test/v1/search?q=x${i + k}&providers=minted`),
         ),
       );
       for (const res of batch) assert.equal(res.status, 200);

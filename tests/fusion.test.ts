@@ -301,7 +301,8 @@ describe("fusion through the gateway", () => {
         names.map((name, i) => ({ name, endpoint: servers[i]?.url, weight: weights[i] })),
       );
       const runOne = async (run: number) => {
-        const res = await app.request("/v1/search?q=pages&limit=20", {
+        // A different query per run: identical searches in flight would share one fan-out.
+        const res = await app.request(`/v1/search?q=pages+${run}&limit=20`, {
           headers: { "x-request-id": `run-${run}` },
         });
         const body = assertEnvelope(await res.json());

@@ -50,7 +50,8 @@ describe("the in-flight count", () => {
       assert.equal(await inFlight(), 1);
       const refused = await app.request("/v1/search?q=x&providers=nobody");
       assert.equal(assertEnvelope(await refused.json()).code, "unknown_provider");
-      const shed = await app.request("/v1/search?q=x");
+      // A different search: an identical one would join the search in flight without a slot.
+      const shed = await app.request("/v1/search?q=other");
       assert.equal(assertEnvelope(await shed.json()).code, "overloaded");
       release();
       const events = await collect(streamed.body!, "ndjson");

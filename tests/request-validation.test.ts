@@ -271,6 +271,7 @@ describe("planning: tiers, disabled and unconfigured providers", () => {
         providers: ["t0", "t1", "t3"],
         trimmed: [{ provider: "t2", reason: "cost_ceiling", cost_micros: 10_000 }],
         skipped: [],
+        coalesced: false,
       });
       assert.deepEqual(counts(f), [1, 1, 0, 1]);
       assert.deepEqual(attempted(body), ["t0", "t1", "t3"]);
@@ -325,6 +326,7 @@ describe("planning: tiers, disabled and unconfigured providers", () => {
             { provider: "off", reason: "disabled" },
             { provider: "exa", reason: "not_configured" },
           ],
+          coalesced: false,
         });
         assert.equal(f.servers.off?.requests.length, 0);
         assert.equal(f.servers.dear?.requests.length, 0);

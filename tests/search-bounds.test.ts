@@ -152,10 +152,11 @@ describe("search bounds", () => {
     });
     try {
       const app = gateway(farmEntries(farm, 1), { maxInflight: 2 });
-      const first = search(app);
-      const second = search(app);
+      // Three different searches: identical ones would share one fan-out and one slot.
+      const first = search(app, { q: "first" });
+      const second = search(app, { q: "second" });
       await until(() => farm.requests.length === 2, "two searches in flight");
-      const shed = await search(app);
+      const shed = await search(app, { q: "third" });
       assert.equal(shed.res.status, 429);
       assert.equal(shed.body.code, "overloaded");
       assert.equal(shed.body.exit_code, 3);
@@ -208,7 +209,8 @@ describe("search bounds", () => {
     });
     try {
       const app = gateway(farmEntries(farm, 1, { max_concurrency: 1 }));
-      const runs = await Promise.all([search(app), search(app)]);
+      // Two different searches: identical ones would share one request.
+      const runs = await Promise.all([search(app, { q: "one" }), search(app, { q: "two" })]);
       assert.equal(farm.requests.length, 2);
       assert.equal(most, 1);
       const latencies = runs

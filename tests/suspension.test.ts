@@ -255,7 +255,8 @@ describe("suspension", () => {
       const probe = search(app);
       await waitFor("the probe to reach the provider", () => p.held.length === 1);
       for (let i = 0; i < 3; i++) {
-        const other = await search(app);
+        // Other searches: an identical one would join the probe in flight.
+        const other = await search(app, { q: `other ${i}` });
         assert.equal(other.body.code, "all_providers_failed");
         const [skip] = other.body.result.decision.skipped;
         assert.equal(skip.reason, "suspended");

@@ -1,10 +1,10 @@
 /**
  * What one gateway instance keeps between requests: a client and a concurrency gate per provider,
- * and the searches in flight, which only `admit` counts.
+ * and the searches in flight, which only `admit` counts and identical ones share.
  */
 import type { SkipReason } from "../protocol/codes.ts";
 import { BUILTIN_NAMES, type BuiltinName } from "../protocol/codes.ts";
-import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { Decision, Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { planSearch } from "../core/plan.ts";
 import { Suspensions, type SuspensionView } from "../core/suspension.ts";
@@ -44,11 +44,15 @@ export type ActionAsk<T> = {
   /** Fires when the caller goes away. */
   signal: AbortSignal;
 };
+import { Flight } from "./flight.ts";
+import { searchIdentity } from "./search-identity.ts";
 
 export class GatewayState {
   readonly #clients = new Map<string, ProviderClient>();
   readonly #gates = new Map<string, Semaphore>();
   readonly #searches: Slots;
+  /** Fan-outs in flight by search identity (docs/envelope.md, "Coalescing"). */
+  readonly #flights = new Map<string, Flight>();
   /** Providers left out after failing, for this instance only (docs/protocol.md, "Suspension"). */
   readonly #suspensions: Suspensions | null;
   /** What each provider said it speaks (docs/protocol.md, "describe"); null when not asked. */
@@ -87,11 +91,23 @@ export class GatewayState {
   }
 
   /**
-   * Plans a search and, when the plan is accepted, gives it an in-flight slot. Call it only once
-   * the request was read and validated, so a slow or broken sender never holds a slot.
+   * Plans a search and, when the plan is accepted, joins an identical search in flight or gives
+   * it an in-flight slot and starts its fan-out. Call it only once the request was read and
+   * validated, so a slow or broken sender never holds a slot.
    */
-  admit(ask: SearchAsk): Admission {
+  async admit(ask: SearchAsk): Promise<Admission> {
     const deps = this.#depsFor(ask.caller, ask.issuer);
+    // Suspensions left out: who may share a search must not change as providers come and go.
+    const steady = planSearch(ask.request, { ...deps, suspended: undefined });
+    if (!steady.ok) return refused(steady.problem, ask.requestId);
+    const key = await searchIdentity(
+      ask.request,
+      ask.caller,
+      ask.issuer,
+      this.#considered(steady.plan.decision),
+    );
+    const joined = this.#flights.get(key);
+    if (joined !== undefined) return { ok: true, search: admitted(joined, ask, true, null) };
     const planned = planSearch(ask.request, deps);
     if (!planned.ok) return refused(planned.problem, ask.requestId);
     const release = this.#searches.tryTake();
@@ -105,15 +121,26 @@ export class GatewayState {
     const { plan } = planned;
     // In the same turn as the plan, so no other search can claim the same half-open probe.
     const suspension = this.#suspensions?.watch(plan.run);
-    return {
-      ok: true,
-      search: admitted({ request, plan, deps, requestId, suspension }, release),
-    };
+    const flight: Flight = new Flight({ request, plan, deps, requestId, suspension }, () => {
+      if (this.#flights.get(key) === flight) this.#flights.delete(key);
+    });
+    this.#flights.set(key, flight);
+    return { ok: true, search: admitted(flight, ask, false, release) };
+  }
+
+  /** Every provider a plan names, run or not: any of them may run once another is suspended. */
+  #considered(decision: Decision): ProviderSpec[] {
+    const names = new Set<string>([
+      ...decision.providers,
+      ...decision.trimmed.map((t) => t.provider),
+      ...decision.skipped.map((s) => s.provider),
+    ]);
+    return this.config.manifest.providers.filter((p) => names.has(p.name));
   }
 
   /** Admits and runs a search, and answers with its envelope (the CLI's in-process search). */
   async search(ask: SearchAsk, options: RunOptions): Promise<Envelope> {
-    const admission = this.admit(ask);
+    const admission = await this.admit(ask);
     if (!admission.ok) return admission.envelope;
     return await admission.search.run(options, (run) => run.envelope);
   }

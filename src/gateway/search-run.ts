@@ -6,11 +6,11 @@
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { OVERLOADED_RETRY_AFTER_MS } from "../protocol/limits.ts";
 import type { RequestProblem, SearchRequest } from "../protocol/search-request.ts";
-import { type CompletedSearch, executePlan, type SearchHooks } from "../core/search.ts";
-import type { PlannedSearch } from "../core/search.ts";
+import type { CompletedSearch, SearchHooks } from "../core/search.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
 import { searchEnvelope } from "../envelope/search-envelope.ts";
 import type { Caller } from "../auth/caller.ts";
+import type { Flight } from "./flight.ts";
 
 /** A read and validated search request, and who asks. */
 export type SearchAsk = {
@@ -41,19 +41,27 @@ export type AdmittedSearch = {
   run<T>(options: RunOptions, deliver: (run: SearchRun) => T | Promise<T>): Promise<T>;
 };
 
-/** The search a plan was accepted for, holding the slot `release` gives back. */
+/**
+ * One caller's search, counted in on `flight` (its own or one it joined): its answer carries its
+ * own request id and view. Only the caller that started the fan-out holds an in-flight slot,
+ * which `release` gives back.
+ */
 export function admitted(
-  planned: Omit<PlannedSearch, "signal" | keyof SearchHooks>,
-  release: () => void,
+  flight: Flight,
+  ask: { request: Pick<SearchRequest, "view">; requestId: string },
+  coalesced: boolean,
+  release: (() => void) | null,
 ): AdmittedSearch {
+  const leave = flight.join();
   return {
     async run(options, deliver) {
       try {
-        const completed = await executePlan({ ...planned, ...options });
-        const envelope = searchEnvelope(completed, planned.requestId, planned.request.view);
+        const completed = await flight.follow(options, coalesced, leave);
+        const envelope = searchEnvelope(completed, ask.requestId, ask.request.view);
         return await deliver({ completed, envelope });
       } finally {
-        release();
+        leave();
+        release?.();
       }
     },
   };

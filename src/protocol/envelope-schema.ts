@@ -89,6 +89,11 @@ export const DecisionSchema = v.strictObject({
       message: v.optional(v.string()),
     }),
   ),
+  /**
+   * Whether this search joined an identical one already in flight and shares its fan-out
+   * (docs/envelope.md, "Coalescing"). Present on every search answer.
+   */
+  coalesced: v.optional(v.boolean()),
 });
 export type Decision = v.InferOutput<typeof DecisionSchema>;
 

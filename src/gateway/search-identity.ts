@@ -1,0 +1,49 @@
+/**
+ * A search's identity, for coalescing (docs/envelope.md, "Coalescing"): two searches with the
+ * same identity would contact the same providers with the same request on behalf of callers the
+ * providers cannot tell apart, so one fan-out may answer both.
+ */
+import type { SearchRequest } from "../protocol/search-request.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import { type Caller, subjectOf } from "../auth/caller.ts";
+
+/** JSON with every object's keys sorted, so equal values always give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Whether a provider's answer may depend on who asks: it receives a token, or it is not public. */
+function callerSensitive(spec: ProviderSpec): boolean {
+  return spec.auth.type === "gateway-token" || spec.sensitivity !== "public";
+}
+
+/**
+ * The SHA-256 (hex) of the parsed request (defaults filled in, `view` left out: it only shapes
+ * the answer), the scopes the caller was granted, and, when `run` holds a provider whose answer
+ * may depend on the caller, the caller's `sub` and the tokens' issuer.
+ */
+export async function searchIdentity(
+  request: SearchRequest,
+  caller: Caller,
+  issuer: string,
+  run: readonly ProviderSpec[],
+): Promise<string> {
+  const { view: _view, ...asked } = request;
+  const personal = run.some(callerSensitive);
+  const text = canonicalJson({
+    request: asked,
+    entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
+    ...(personal ? { sub: subjectOf(caller), issuer } : {}),
+  });
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  let hex = "";
+  for (const byte of new Uint8Array(digest)) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}
