@@ -233,6 +233,8 @@ describe("coalescing never crosses callers the providers could tell apart", () =
     caller ??= await keyPair("EdDSA", "ed-1");
     jwks ??= await startServer(raw(200, JSON.stringify({ keys: [caller.publicJwk] })));
     return createGateway({
+      // Counts every request the provider gets: no background describe.
+      describeProviders: false,
       manifest: manifestOf(entries),
       allowLoopback: true,
       env: {
