@@ -12,7 +12,7 @@ import type { SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
-import type { ActionCall, ProviderClient } from "../transport/provider-client.ts";
+import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
 import { ADMIN_SCOPE, type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import {
@@ -166,23 +166,14 @@ export class GatewayState {
           result: { provider: spec.name, evidence },
         });
       }
-      case "unsupported":
-        return problemEnvelope(
-          "expand",
-          "action_unsupported",
-          requestId,
-          `provider "${spec.name}" does not implement expand: ${result.message}`,
-          "provider",
-        );
-      default: {
-        if (result.code === "locator_unknown" || result.code === "locator_expired") {
+      default:
+        if (
+          result.kind === "failure" &&
+          (result.code === "locator_unknown" || result.code === "locator_expired")
+        ) {
           return problemEnvelope("expand", result.code, requestId, result.message, "locator");
         }
-        return problemEnvelope("expand", "provider_failed", requestId, result.message, undefined, {
-          anyRetryable: result.retryable,
-          ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
-        });
-      }
+        return actionProblem("expand", spec.name, result, requestId);
     }
   }
 
@@ -226,19 +217,8 @@ export class GatewayState {
           result: { provider: spec.name, health },
         });
       }
-      case "unsupported":
-        return problemEnvelope(
-          "refresh",
-          "action_unsupported",
-          requestId,
-          `provider "${spec.name}" does not implement refresh: ${result.message}`,
-          "provider",
-        );
       default:
-        return problemEnvelope("refresh", "provider_failed", requestId, result.message, undefined, {
-          anyRetryable: result.retryable,
-          ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
-        });
+        return actionProblem("refresh", spec.name, result, requestId);
     }
   }
 
@@ -476,4 +456,26 @@ export class GatewayState {
     }
     return gate;
   }
+}
+
+/** What an expand or refresh that the provider did not answer tells its caller. */
+function actionProblem(
+  command: "expand" | "refresh",
+  provider: string,
+  result: Exclude<ActionResult<unknown>, { kind: "answer" }>,
+  requestId: string,
+): Envelope {
+  if (result.kind === "unsupported") {
+    return problemEnvelope(
+      command,
+      "action_unsupported",
+      requestId,
+      `provider "${provider}" does not implement ${command}: ${result.message}`,
+      "provider",
+    );
+  }
+  return problemEnvelope(command, "provider_failed", requestId, result.message, undefined, {
+    anyRetryable: result.retryable,
+    ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
+  });
 }
