@@ -1,12 +1,14 @@
 /**
- * A full-text search adapter over a list of documents, with MiniSearch (BM25-like scoring, prefix
- * and fuzzy matching). The example corpus providers serve it over HTTP; the composition roots
+ * A full-text search adapter over a list of documents: BM25 through MiniSearch, with the terms of
+ * corpus-terms.ts (stopwords out, identifiers whole, prefix matching only for a short query's last
+ * term). The example corpus providers serve it over HTTP; the composition roots
  * (src/runtime, src/cli, and scripts/build-worker.ts for the Worker) build the `workspace` built-in
  * from it over docs/: one contract, two transports. It needs only Web APIs, so the Worker carries
  * it too.
  */
 import MiniSearch from "minisearch";
 import { type HealthAnswer, ProviderError, type SearchAdapter } from "../../src/kit/mod.ts";
+import { expandsByPrefix, processTerm, tokenize } from "./corpus-terms.ts";
 
 export type CorpusDocument = {
   title: string;
@@ -17,6 +19,19 @@ export type CorpusDocument = {
 
 /** How much text around the first match a snippet shows, in characters. */
 const SNIPPET_CHARS = 280;
+
+/**
+ * Plain BM25 (Robertson's k1 1.2 and b 0.75). MiniSearch's default adds BM25+'s floor d = 0.5 to
+ * every matched term, which favours long documents that match many weak terms.
+ */
+const BM25 = { k: 1.2, b: 0.75, d: 0 };
+
+/**
+ * The title is indexed twice: inside `all` (title and text as one field, so a term's frequency
+ * and the document's length are counted once) and on its own at this weight, so a title word
+ * counts 1.3 times. 0.3 was best on Cranfield (docs/quality.md); CISI only checked it.
+ */
+const TITLE_BOOST = 0.3;
 
 export type CorpusOptions = {
   /** Reads the documents again, for `refresh`; without it the corpus is fixed and refresh is not offered. */
@@ -65,7 +80,11 @@ export function corpusAdapter(
     scope,
     search({ query, limit }) {
       const { index, documents, revisions } = loaded;
-      const hits = index.search(query).slice(0, limit);
+      const hits = index.search(query)
+        // MiniSearch multiplies each score by the number of query terms matched; BM25 is the sum.
+        .map((hit) => ({ ...hit, score: hit.score / Math.max(1, hit.queryTerms.length) }))
+        .sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number))
+        .slice(0, limit);
       const candidates = hits.map((hit) => {
         const doc = documents[hit.id as number] as CorpusDocument;
         return {
@@ -74,7 +93,8 @@ export function corpusAdapter(
           snippet: snippetFor(doc.text, hit.terms),
           published_at: doc.published_at ?? null,
           metadata: {
-            score: Math.round(hit.score * 1000) / 1000,
+            // Unrounded: the gateway merges shards of one index by this score (docs/protocol.md).
+            score: hit.score,
             matched: hit.terms.slice(0, 8),
             revision: revisions[hit.id as number],
           },
@@ -127,9 +147,19 @@ export function corpusAdapter(
 
 function load(documents: readonly CorpusDocument[], loadedAt: number): Loaded {
   const index = new MiniSearch<CorpusDocument & { id: number }>({
-    fields: ["title", "text"],
+    fields: ["all", "title"],
     storeFields: [],
-    searchOptions: { boost: { title: 2 }, prefix: true, fuzzy: 0.15 },
+    // MiniSearch reads the id through this too.
+    extractField: (doc, field) =>
+      field === "all" ? `${doc.title}\n${doc.text}` : field === "id" ? doc.id : doc.title,
+    tokenize,
+    processTerm,
+    searchOptions: {
+      boost: { all: 1, title: TITLE_BOOST },
+      prefix: expandsByPrefix,
+      fuzzy: false,
+      bm25: BM25,
+    },
   });
   index.addAll(documents.map((doc, id) => ({ ...doc, id })));
   const revisions = documents.map(revisionOf);
