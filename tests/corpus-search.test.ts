@@ -11,7 +11,7 @@ const signal = new AbortController().signal;
 
 async function locators(documents: CorpusDocument[], query: string): Promise<string[]> {
   const adapter = corpusAdapter("c", "local", documents);
-  const answer = await adapter.search({ query, limit: 10, scope: "local" }, { signal });
+  const answer = await adapter.search({ query, limit: 10 }, signal);
   return answer.candidates.map((c) => c.locator);
 }
 
@@ -74,7 +74,7 @@ describe("corpus ranking", () => {
 
   it("sends the unrounded score, so shards of one index can be merged by it", async () => {
     const adapter = corpusAdapter("c", "local", [doc("a", "alpha beta gamma delta")]);
-    const answer = await adapter.search({ query: "alpha", limit: 1, scope: "local" }, { signal });
+    const answer = await adapter.search({ query: "alpha", limit: 1 }, signal);
     const score = answer.candidates[0]?.metadata?.score as number;
     assert.ok(score > 0);
     assert.notEqual(score, Math.round(score * 1000) / 1000);

@@ -85,10 +85,12 @@ const unit = (
   value: number,
 ): number => (Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0);
 const fixed = (value: number): string => (Number.isFinite(value) ? value.toFixed(3) : "n/a");
+/** Coordinates to a tenth of a unit: finer is invisible and only bloats the file. */
+const px = (value: number): number => Math.round(value * 10) / 10;
 const colour = (index: number): string => PALETTE[index % PALETTE.length] as string;
 
 function text(x: number, y: number, content: string, attributes = ""): string {
-  return `<text x="${x}" y="${y}"${attributes ? ` ${attributes}` : ""}>${
+  return `<text x="${px(x)}" y="${px(y)}"${attributes ? ` ${attributes}` : ""}>${
     escapeXml(content)
   }</text>`;
 }
@@ -116,12 +118,13 @@ function bars(setups: readonly ChartSetup[], top: number): { parts: string[]; bo
       const y = top + BAR_PLOT_HEIGHT - height;
       const tip = `${setup.label}: ${METRIC_LABELS[metric]} ${fixed(value)}`;
       parts.push(
-        `<rect x="${x}" y="${y}" width="${barWidth - 2}" height="${height}" fill="${
+        `<rect x="${px(x)}" y="${px(y)}" width="${px(barWidth - 2)}" height="${px(height)}" fill="${
           colour(index)
         }"><title>${escapeXml(tip)}</title></rect>`,
       );
       if (barWidth >= MIN_LABELLED_BAR_WIDTH) {
-        parts.push(text(x + barWidth / 2 - 1, y - 4, fixed(value), 'text-anchor="middle"'));
+        const label = Number.isFinite(value) ? value.toFixed(2) : "n/a";
+        parts.push(text(x + barWidth / 2 - 1, y - 4, label, 'text-anchor="middle" font-size="10"'));
       }
     });
     const labelY = top + BAR_PLOT_HEIGHT + 20;
@@ -139,7 +142,7 @@ function bars(setups: readonly ChartSetup[], top: number): { parts: string[]; bo
   setups.forEach((setup, index) => {
     const x = MARGIN_LEFT + (index % LEGEND_COLUMNS) * columnWidth;
     const y = legendTop + Math.floor(index / LEGEND_COLUMNS) * LEGEND_ROW_HEIGHT;
-    parts.push(`<rect x="${x}" y="${y}" width="12" height="12" fill="${colour(index)}"/>`);
+    parts.push(`<rect x="${px(x)}" y="${px(y)}" width="12" height="12" fill="${colour(index)}"/>`);
     parts.push(text(x + 18, y + 11, setup.label));
   });
   const rows = Math.ceil(setups.length / LEGEND_COLUMNS);
@@ -166,10 +169,13 @@ function scatter(input: ChartScatter, top: number): { parts: string[]; bottom: n
     const cy = top + size * (1 - unit(point.y));
     const tip = `query ${point.query_id}: ${fixed(point.x)} vs ${fixed(point.y)}`;
     parts.push(
-      `<circle cx="${cx}" cy="${cy}" r="3.5" fill="#0072b2" fill-opacity="0.5">` +
+      `<circle cx="${px(cx)}" cy="${px(cy)}" r="3.5" fill="#0072b2" fill-opacity="0.5">` +
         `<title>${escapeXml(tip)}</title></circle>`,
     );
   }
+  const keyX = left + size + 24;
+  parts.push(text(keyX, top + 16, `above the diagonal: ${input.y_label} scores higher`));
+  parts.push(text(keyX, top + 34, `below the diagonal: ${input.x_label} scores higher`));
   const axisY = top + size + 36;
   parts.push(text(left + size / 2, axisY, `${input.x_label} nDCG@10`, 'text-anchor="middle"'));
   const midY = top + size / 2;

@@ -1,7 +1,9 @@
 /**
  * Weighted reciprocal rank fusion (docs/architecture.md): score = sum over providers of
- * weight / (k + rank). Inputs are walked in plan order, so the output is identical whatever order
- * providers answered in.
+ * weight / (k + rank). Providers in one score group (shards of one index, docs/protocol.md) first
+ * merge into one list by their `metadata.score`, and a page's rank in that list is its rank for
+ * fusion: RRF over disjoint shards would interleave them round-robin whatever their scores say.
+ * Inputs are walked in plan order, so the output is identical whatever order providers answered in.
  */
 import type { EvidenceState, Sensitivity } from "../protocol/codes.ts";
 import type { Candidate, MergedEntry } from "../protocol/envelope-schema.ts";
@@ -18,6 +20,8 @@ export type FusionInput = {
   sensitivity: Sensitivity;
   evidence_state: EvidenceState;
   weight: number;
+  /** Providers naming the same group send comparable `metadata.score` values. */
+  score_group?: string | undefined;
   candidates: readonly Candidate[];
 };
 
@@ -37,15 +41,19 @@ type Working = {
 export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry[] {
   const byKey = new Map<string, Working>();
   let order = 0;
-  for (const input of [...inputs].sort((a, b) => a.index - b.index)) {
+  const sorted = [...inputs].sort((a, b) => a.index - b.index);
+  const groupRanks = scoreGroupRanks(sorted);
+  for (const input of sorted) {
     const seenHere = new Set<string>();
+    const fusionRanks = groupRanks.get(input.index);
     input.candidates.forEach((c, citation) => {
       const key = dedupKey(c.locator);
       // A page listed twice by one provider counts once, at its best (first) rank.
       if (seenHere.has(key)) return;
       seenHere.add(key);
       const rank = citation + 1;
-      const contribution = input.weight / (RRF_K + rank);
+      const fusionRank = fusionRanks === undefined ? rank : fusionRanks[citation] ?? 0;
+      const contribution = fusionRank === 0 ? 0 : input.weight / (RRF_K + fusionRank);
       const w = byKey.get(key);
       if (w === undefined) {
         const entry = shown(c, input) as Working["entry"];
@@ -87,6 +95,47 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
       : e.evidence_state;
     return { rank: i + 1, ...e, locator: shownLocator(e.locator), evidence_state };
   });
+}
+
+/**
+ * For each input in a score group, the rank of each of its citations in the group's merged list
+ * (by `metadata.score`, highest first; a candidate without a finite score after every scored one,
+ * in its provider's order), or 0 when an earlier citation in the group already ranked that page:
+ * shards that both hold a page count it once.
+ */
+function scoreGroupRanks(inputs: readonly FusionInput[]): Map<number, number[]> {
+  const groups = new Map<string, FusionInput[]>();
+  for (const input of inputs) {
+    if (input.score_group === undefined) continue;
+    const members = groups.get(input.score_group);
+    if (members === undefined) groups.set(input.score_group, [input]);
+    else members.push(input);
+  }
+  const out = new Map<number, number[]>();
+  for (const members of groups.values()) {
+    const listed: Array<{ input: number; citation: number; score: number; key: string }> = [];
+    for (const input of members) {
+      out.set(input.index, new Array<number>(input.candidates.length).fill(0));
+      input.candidates.forEach((c, citation) => {
+        const score = c.metadata.score;
+        listed.push({
+          input: input.index,
+          citation,
+          score: typeof score === "number" && Number.isFinite(score) ? score : -Infinity,
+          key: dedupKey(c.locator),
+        });
+      });
+    }
+    // Stable: equal scores keep plan order, then each provider's own order.
+    listed.sort((a, b) => a.score === b.score ? 0 : b.score - a.score);
+    const ranked = new Set<string>();
+    for (const item of listed) {
+      if (ranked.has(item.key)) continue;
+      ranked.add(item.key);
+      (out.get(item.input) as number[])[item.citation] = ranked.size;
+    }
+  }
+  return out;
 }
 
 type Shown = Pick<

@@ -77,6 +77,7 @@ export async function executePlan(search: PlannedSearch): Promise<CompletedSearc
         sensitivity: r.sensitivity,
         evidence_state: evidenceStateOf(spec),
         weight: spec.weight,
+        score_group: spec.score_group,
         candidates: r.candidates ?? [],
       }];
     }),

@@ -50,6 +50,8 @@ export const ProviderEntrySchema = v.strictObject({
   isolated: v.optional(v.boolean(), false),
   cost_micros: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
   weight: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_PROVIDER_WEIGHT)), 1),
+  /** Providers naming the same group are shards of one index: fused by their `metadata.score`. */
+  score_group: v.optional(Name),
   max_concurrency: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_PROVIDER_MAX_CONCURRENCY)),
     DEFAULT_PROVIDER_MAX_CONCURRENCY,
