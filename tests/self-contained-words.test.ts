@@ -20,11 +20,17 @@ const SKIPPED = new Set(["node_modules", ".git", "dist", "test-results", ".wrang
  */
 const OUTSIDE_DOCUMENT = new RegExp(`\\b${"des"}${"ign"}\\b`, "i");
 
+/**
+ * The judged collections' documents, queries and judgments: third-party text kept exactly as
+ * published (bench/eval/SOURCE.md), where the word is the ordinary English one.
+ */
+const COLLECTION_DATA = /^bench[\\/]eval[\\/][^\\/]+[\\/][^\\/]+\.(jsonl|tsv)$/;
+
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return SKIPPED.has(entry.name) ? [] : files(path);
-    return entry.isFile() ? [path] : [];
+    return entry.isFile() && !COLLECTION_DATA.test(relative(ROOT, path)) ? [path] : [];
   });
 }
 
