@@ -136,4 +136,18 @@ describe("tokens minted for providers", () => {
     );
     assert.equal((await verify(request()))?.status, 401);
   });
+
+  it("a health probe, whose answer every entitled caller sees, asks as the gateway, not as its caller", async () => {
+    const before = provider.requests.length;
+    const token = `Bearer ${await sign(caller, { sub: "alice", scope: "tracefetch:*" })}`;
+    const res = await app.request("http://gateway.test/v1/doctor", {
+      headers: { authorization: token },
+    });
+    assert.equal(res.status, 200);
+    const probes = provider.requests.slice(before).filter((r) => r.body.includes("health"));
+    assert.equal(probes.length, 1);
+    const claims = decodeJwt(String(probes[0]?.headers.authorization).replace(/^Bearer /, ""));
+    assert.equal(claims.sub, "tracefetch-gateway");
+    assert.equal(claims.aud, "minted");
+  });
 });

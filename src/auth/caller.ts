@@ -33,6 +33,12 @@ export function entitlement(
 }
 
 /** The `sub` a provider token carries for this caller. */
+/**
+ * The `sub` of a provider token for a describe or health probe: one answer serves every caller who
+ * may see the provider, so the gateway asks as itself, never as whichever caller came first.
+ */
+export const GATEWAY_SUBJECT = "tracefetch-gateway";
+
 export function subjectOf(caller: Caller): string {
   return caller.kind === "token" ? caller.subject : "anonymous";
 }

@@ -13,7 +13,14 @@ import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
-import { ADMIN_SCOPE, type Caller, entitlement, requiredScope, subjectOf } from "../auth/caller.ts";
+import {
+  ADMIN_SCOPE,
+  type Caller,
+  entitlement,
+  GATEWAY_SUBJECT,
+  requiredScope,
+  subjectOf,
+} from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import {
   type Admission,
@@ -293,7 +300,7 @@ export class GatewayState {
   ): Promise<T> {
     const budgetMs = spec.timeout_seconds * 1000;
     const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
-    const headersFor = this.#tokenHeaders(ask.caller, ask.issuer);
+    const headersFor = this.#tokenHeaders(subjectOf(ask.caller), ask.issuer);
     const headers = headersFor ? await headersFor(spec, budgetMs) : {};
     const release = await this.#gate(spec).acquire(signal).catch(() => null);
     if (release === null) {
@@ -319,7 +326,8 @@ export class GatewayState {
     issuer: string,
     probe: boolean,
   ): Promise<ProviderState[]> {
-    const headersFor = probe ? this.#tokenHeaders(caller, issuer) : null;
+    // One probe's answer is shown to every caller who may see the provider: it asks as the gateway.
+    const headersFor = probe ? this.#tokenHeaders(GATEWAY_SUBJECT, issuer) : null;
     return await Promise.all(
       this.visibleTo(caller).map(async (p): Promise<ProviderState> => {
         const reason = this.unavailable(p);
@@ -383,9 +391,11 @@ export class GatewayState {
    * Starts, in the background, a describe of each provider this caller may see whose answer is
    * missing or stale; a search never waits for it.
    */
-  #describeFor(caller: Caller, headersFor: SearchDeps["headersFor"]): void {
+  #describeFor(caller: Caller, issuer: string): void {
     const descriptions = this.#descriptions;
     if (descriptions === null) return;
+    // A describe answer serves every caller: it asks as the gateway, not as this caller.
+    const headersFor = this.#tokenHeaders(GATEWAY_SUBJECT, issuer);
     for (const spec of this.visibleTo(caller)) {
       if (this.unavailable(spec) !== null) continue;
       descriptions.ask(
@@ -397,8 +407,8 @@ export class GatewayState {
 
   /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
   #depsFor(caller: Caller, issuer: string): SearchDeps {
-    const headersFor = this.#tokenHeaders(caller, issuer);
-    this.#describeFor(caller, headersFor);
+    const headersFor = this.#tokenHeaders(subjectOf(caller), issuer);
+    this.#describeFor(caller, issuer);
     return {
       ...this.#shared,
       entitlement: (spec) => entitlement(caller, spec),
@@ -407,7 +417,7 @@ export class GatewayState {
   }
 
   /** Per-attempt headers: a token for each `gateway-token` provider, minted for this caller. */
-  #tokenHeaders(caller: Caller, origin: string): SearchDeps["headersFor"] {
+  #tokenHeaders(subject: string, origin: string): SearchDeps["headersFor"] {
     const { signer, gatewayIssuer } = this.config.auth;
     if (!signer) return null;
     const issuer = gatewayIssuer ?? origin;
@@ -416,7 +426,7 @@ export class GatewayState {
       const token = await signer.mint({
         issuer,
         audience: spec.name,
-        subject: subjectOf(caller),
+        subject,
         scope: requiredScope(spec),
         budgetMs,
       });
