@@ -6,15 +6,15 @@
  * (default 8787) and HOST as for `npm start`; arguments after `--` go to `wrangler dev`.
  *
  * The worker is built here, once per start and again when src/, providers/ or docs/ change, into
- * dist/dev/worker.js (never the deployable dist/worker.js); wrangler's dev environment has no build
- * step of its own and reloads when a build lands. Wrangler and workerd run in a process group of
- * their own that is stopped as a whole on SIGINT, SIGTERM and SIGHUP, so the port is free once this
- * process has exited.
+ * dist/dev/worker.js and its chunks in dist/dev/worker/ (never the deployable dist/worker.js);
+ * wrangler's dev environment has no build step of its own and reloads when a build lands. Wrangler
+ * and workerd run in a process group of their own that is stopped as a whole on SIGINT, SIGTERM and
+ * SIGHUP, so the port is free once this process has exited.
  */
 import { stop as stopEsbuild } from "esbuild";
 import { type ChildProcess, spawn } from "node:child_process";
 import { type FSWatcher, realpathSync, watch } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -24,7 +24,7 @@ import { ConfigError } from "../src/gateway/gateway-config.ts";
 import { listenProblem } from "../src/gateway/start-problems.ts";
 import { readManifest } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { bundleWorker } from "./build-worker.ts";
+import { bundleWorker, writeWorker } from "./build-worker.ts";
 
 /** Keeps wrangler from reaching the network: no metrics, no account look-ups, no banner. */
 export const WRANGLER_OFFLINE_ENV = {
@@ -56,7 +56,7 @@ const OUT_PATH = "dist/dev/worker.js";
 const OUT_DIR = new URL("dist/dev/", root);
 const OUT_FILE = new URL(OUT_PATH, root);
 /** Written beside OUT_DIR, not in it: wrangler reloads on every change in the entry's folder. */
-const STAGING_FILE = new URL("dist/dev-worker.js.partial", root);
+const STAGING_DIR = new URL("dist/dev-worker.partial/", root);
 const WATCHED = ["src", "providers", "docs"];
 
 /** What the worker gets from the environment, before any example provider is started. */
@@ -155,13 +155,15 @@ async function addressProblem(host: string, port: number): Promise<string | null
   return null;
 }
 
-/** Builds dist/dev/worker.js; the file is replaced whole, so wrangler never loads half a build. */
+/**
+ * Builds dist/dev/worker.js and its chunks; each file is replaced whole and the main module last,
+ * so wrangler never loads half a build.
+ */
 async function buildWorker(manifestFile: string | undefined): Promise<number> {
   const started = performance.now();
-  const code = await bundleWorker({ withCorpus: true, manifestFile });
+  const modules = await bundleWorker({ withCorpus: true, manifestFile });
   await mkdir(OUT_DIR, { recursive: true });
-  await writeFile(STAGING_FILE, code);
-  await rename(STAGING_FILE, OUT_FILE);
+  await writeWorker(modules, OUT_DIR, STAGING_DIR);
   return Math.round(performance.now() - started);
 }
 

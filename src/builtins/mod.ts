@@ -21,6 +21,7 @@
 import { ConfigError } from "../protocol/config-error.ts";
 import type { SearchAdapter } from "../protocol/provider-contract.ts";
 import { baseUrlProblem } from "../transport/upstream.ts";
+import { BUILTIN_VARS } from "./builtin-vars.ts";
 import { EXA_DEFAULT_BASE_URL, exaAdapter } from "./exa.ts";
 import { GITHUB_DEFAULT_BASE_URL, githubAdapter } from "./github.ts";
 
@@ -45,10 +46,15 @@ export function builtinsFromEnv(
   options: BuiltinsOptions,
 ): Partial<Record<RemoteBuiltinName, SearchAdapter>> {
   const { allowLoopback, fetch: fetchImpl } = options;
-  const exaBase = baseUrl(env, "EXA_BASE_URL", EXA_DEFAULT_BASE_URL, allowLoopback);
-  const githubBase = baseUrl(env, "GITHUB_API_URL", GITHUB_DEFAULT_BASE_URL, allowLoopback);
+  const exaBase = baseUrl(env, BUILTIN_VARS.exaBaseUrl, EXA_DEFAULT_BASE_URL, allowLoopback);
+  const githubBase = baseUrl(
+    env,
+    BUILTIN_VARS.githubBaseUrl,
+    GITHUB_DEFAULT_BASE_URL,
+    allowLoopback,
+  );
   const out: Partial<Record<RemoteBuiltinName, SearchAdapter>> = {};
-  const exaKey = secret(env, "EXA_API_KEY");
+  const exaKey = secret(env, BUILTIN_VARS.exaKey);
   if (exaKey !== null) {
     out.exa = exaAdapter({
       apiKey: exaKey,
@@ -56,7 +62,7 @@ export function builtinsFromEnv(
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
   }
-  const githubToken = secret(env, "GITHUB_TOKEN");
+  const githubToken = secret(env, BUILTIN_VARS.githubToken);
   if (githubToken !== null) {
     out.github = githubAdapter({
       token: githubToken,

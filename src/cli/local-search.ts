@@ -79,7 +79,10 @@ async function localGateway(
     const config = resolveConfig({
       manifest: checked.text,
       env,
-      builtins: { ...remoteBuiltins(env, allowLoopback), ...(workspace ? { workspace } : {}) },
+      builtins: {
+        ...await remoteBuiltins(env, allowLoopback),
+        ...(workspace ? { workspace } : {}),
+      },
     });
     return { ok: true, gateway: new GatewayState(config) };
   } catch (error) {

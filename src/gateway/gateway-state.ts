@@ -12,9 +12,8 @@ import type { SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../transport/semaphore.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
-import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
+import type { ProviderClient } from "../transport/provider-client.ts";
 import {
-  ADMIN_SCOPE,
   type Caller,
   entitlement,
   GATEWAY_SUBJECT,
@@ -35,24 +34,16 @@ import { Descriptions } from "./descriptions.ts";
 import { HealthProbes } from "./health-probes.ts";
 import type { ProviderState } from "../protocol/envelope-schema.ts";
 import { DESCRIBE_TIMEOUT_MS, HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
-import type { Command } from "../protocol/codes.ts";
 import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
-import { didYouMean } from "../protocol/did-you-mean.ts";
-import { listOf } from "../protocol/search-request.ts";
-import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
-
-/** A provider action a caller asks for through a route. */
-export type ActionAsk<T> = {
-  request: T;
-  caller: Caller;
-  /** The `iss` of provider tokens unless TRACEFETCH_GATEWAY_ISSUER names one (an origin). */
-  issuer: string;
-  requestId: string;
-  /** Fires when the caller goes away. */
-  signal: AbortSignal;
-};
 import { Flight } from "./flight.ts";
 import { searchIdentity } from "./search-identity.ts";
+import type { ActionAsk, ActionHost } from "./action-run.ts";
+
+export type { ActionAsk } from "./action-run.ts";
+
+/** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
+let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
+const loadActionRun = () => (actionRun ??= import("./action-run.ts"));
 
 export class GatewayState {
   readonly #clients = new Map<string, ProviderClient>();
@@ -68,6 +59,8 @@ export class GatewayState {
   readonly #health: HealthProbes;
   /** What every caller's searches share. */
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
+  /** What an expand or refresh reads of this instance (action-run.ts). */
+  readonly #actions: ActionHost;
 
   constructor(readonly config: ResolvedConfig) {
     this.#searches = new Slots(config.maxInflight);
@@ -89,6 +82,17 @@ export class GatewayState {
       now: config.now,
       searchBudgetBytes: config.searchBudgetBytes,
       maxPendingConnections: config.maxPendingConnections,
+    };
+    this.#actions = {
+      config,
+      visibleTo: (caller) => this.visibleTo(caller),
+      unavailable: (spec) => this.unavailable(spec),
+      suspensionOf: (name) => this.suspensionOf(name),
+      versionProblem: (spec) => descriptions?.versionProblem(spec) ?? null,
+      client: (spec) => this.#client(spec),
+      gate: (spec) => this.#gate(spec),
+      tokenHeaders: (caller, issuer) => this.#tokenHeaders(subjectOf(caller), issuer),
+      recordHealth: (name, answer) => this.#health.record(name, answer),
     };
   }
 
@@ -152,169 +156,16 @@ export class GatewayState {
     return await admission.search.run(options, (run) => run.envelope);
   }
 
-  /**
-   * `POST /v1/expand`: the evidence behind a locator, from the one provider named, under the same
-   * token and sensitivity rules as a search naming it. The locator goes to that provider only.
-   */
+  /** `POST /v1/expand`: the evidence behind a locator, from the one provider named. */
   async expand(ask: ActionAsk<ExpandAsk>): Promise<Envelope> {
-    const { request, requestId } = ask;
-    const target = this.#target("expand", request.provider, ask.caller, requestId);
-    if (!target.ok) return target.envelope;
-    const spec = target.spec;
-    const result = await this.#withProvider(
-      spec,
-      ask,
-      (call) => this.#client(spec).expand({ locator: request.locator }, call),
-    );
-    switch (result.kind) {
-      case "answer": {
-        const { provider: _p, scope: _s, ...evidence } = result.answer;
-        return buildEnvelope("expand", "ok", requestId, {
-          result: { provider: spec.name, evidence },
-        });
-      }
-      default:
-        if (
-          result.kind === "failure" &&
-          (result.code === "locator_unknown" || result.code === "locator_expired")
-        ) {
-          return problemEnvelope("expand", result.code, requestId, result.message, "locator");
-        }
-        return actionProblem("expand", spec.name, result, requestId);
-    }
+    const { runExpand } = await loadActionRun();
+    return await runExpand(this.#actions, ask);
   }
 
-  /**
-   * `POST /v1/refresh`: asks the named provider to bring its index up to date, for a caller whose
-   * token grants ADMIN_SCOPE (docs/security.md); answers the provider's health.
-   */
+  /** `POST /v1/refresh`: the named provider brings its index up to date (ADMIN_SCOPE only). */
   async refresh(ask: ActionAsk<RefreshAsk>): Promise<Envelope> {
-    const { caller, requestId } = ask;
-    if (caller.kind === "anonymous") {
-      return problemEnvelope(
-        "refresh",
-        "unauthorized",
-        requestId,
-        `refresh needs a token granting ${ADMIN_SCOPE}`,
-      );
-    }
-    if (!caller.scopes.has(ADMIN_SCOPE)) {
-      return problemEnvelope(
-        "refresh",
-        "forbidden",
-        requestId,
-        `the token does not grant ${ADMIN_SCOPE}, which refresh needs`,
-      );
-    }
-    const target = this.#target("refresh", ask.request.provider, caller, requestId);
-    if (!target.ok) return target.envelope;
-    const spec = target.spec;
-    const result = await this.#withProvider(spec, ask, (call) => this.#client(spec).refresh(call));
-    switch (result.kind) {
-      case "answer": {
-        const { status, coverage, watermark, document_count, diagnostics } = result.answer;
-        const health = this.#health.record(spec.name, {
-          status,
-          coverage,
-          watermark,
-          diagnostics,
-          ...(document_count === undefined ? {} : { document_count }),
-        });
-        return buildEnvelope("refresh", "ok", requestId, {
-          result: { provider: spec.name, health },
-        });
-      }
-      default:
-        return actionProblem("refresh", spec.name, result, requestId);
-    }
-  }
-
-  /**
-   * The provider an expand or refresh names, if this caller may use it now; else the envelope
-   * that says why, with the codes a search naming it would get.
-   */
-  #target(
-    command: Command,
-    name: string,
-    caller: Caller,
-    requestId: string,
-  ): { ok: true; spec: ProviderSpec } | { ok: false; envelope: Envelope } {
-    const refuse = (code: Parameters<typeof problemEnvelope>[1], message: string) => ({
-      ok: false as const,
-      envelope: problemEnvelope(command, code, requestId, message, "provider"),
-    });
-    const spec = this.config.manifest.providers.find((p) => p.name === name);
-    if (spec === undefined) {
-      const known = this.visibleTo(caller).map((p) => p.name);
-      const hint = didYouMean(name, known);
-      return refuse(
-        "unknown_provider",
-        `there is no provider "${name}"${hint === null ? "" : ` (${hint})`}${
-          known.length === 0
-            ? "; there are no providers you may use"
-            : `; the providers you may use: ${listOf(known)}`
-        }`,
-      );
-    }
-    const scope = requiredScope(spec);
-    switch (entitlement(caller, spec)) {
-      case "needs_token":
-        return refuse("unauthorized", `provider "${spec.name}" needs a token granting ${scope}`);
-      case "needs_scope":
-        return refuse(
-          "insufficient_scope",
-          `the token does not grant ${scope}, which provider "${spec.name}" needs`,
-        );
-      case "granted":
-        break;
-    }
-    const failed = (message: string, retryAfterMs?: number) => ({
-      ok: false as const,
-      envelope: problemEnvelope(command, "provider_failed", requestId, message, "provider", {
-        anyRetryable: retryAfterMs !== undefined,
-        ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }),
-      }),
-    });
-    const reason = this.unavailable(spec);
-    if (reason !== null) {
-      return failed(`provider "${spec.name}" cannot be contacted: ${reason.replaceAll("_", " ")}`);
-    }
-    const versionProblem = this.#descriptions?.versionProblem(spec) ?? null;
-    if (versionProblem !== null) return failed(versionProblem);
-    const held = this.suspensionOf(spec.name);
-    if (held.state === "suspended") {
-      const inMs = Math.max(0, Date.parse(held.until) - this.config.now());
-      return failed(`provider "${spec.name}" is suspended until ${held.until}`, inMs);
-    }
-    return { ok: true, spec };
-  }
-
-  /**
-   * Calls a provider's action within its own timeout and concurrency gate, with the provider
-   * token a search attempt of this caller would carry.
-   */
-  async #withProvider<T>(
-    spec: ProviderSpec,
-    ask: ActionAsk<unknown>,
-    act: (call: ActionCall) => Promise<T>,
-  ): Promise<T> {
-    const budgetMs = spec.timeout_seconds * 1000;
-    const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
-    const headersFor = this.#tokenHeaders(subjectOf(ask.caller), ask.issuer);
-    const headers = headersFor ? await headersFor(spec, budgetMs) : {};
-    const release = await this.#gate(spec).acquire(signal).catch(() => null);
-    if (release === null) {
-      return await act({
-        signal: AbortSignal.abort(signal.reason),
-        requestId: ask.requestId,
-        headers,
-      });
-    }
-    try {
-      return await act({ signal, requestId: ask.requestId, headers });
-    } finally {
-      release();
-    }
+    const { runRefresh } = await loadActionRun();
+    return await runRefresh(this.#actions, ask);
   }
 
   /**
@@ -466,26 +317,4 @@ export class GatewayState {
     }
     return gate;
   }
-}
-
-/** What an expand or refresh that the provider did not answer tells its caller. */
-function actionProblem(
-  command: "expand" | "refresh",
-  provider: string,
-  result: Exclude<ActionResult<unknown>, { kind: "answer" }>,
-  requestId: string,
-): Envelope {
-  if (result.kind === "unsupported") {
-    return problemEnvelope(
-      command,
-      "action_unsupported",
-      requestId,
-      `provider "${provider}" does not implement ${command}: ${result.message}`,
-      "provider",
-    );
-  }
-  return problemEnvelope(command, "provider_failed", requestId, result.message, undefined, {
-    anyRetryable: result.retryable,
-    ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
-  });
 }

@@ -22,11 +22,7 @@ import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
-import {
-  type ParsedAction,
-  parseExpandRequestText,
-  parseRefreshRequestText,
-} from "../protocol/action-request.ts";
+import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../transport/bounded-reader.ts";
 
@@ -43,6 +39,10 @@ function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Re
     { allow },
   );
 }
+
+/** The expand and refresh parsers, loaded with the first of either: searches never need them. */
+let actionRequests: Promise<typeof import("../protocol/action-request.ts")> | null = null;
+const loadActionRequests = () => (actionRequests ??= import("../protocol/action-request.ts"));
 
 const BODY_PROBLEMS: Record<Exclude<BodyRead, { ok: true }>["code"], string> = {
   body_too_large: `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`,
@@ -154,7 +154,7 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   /** A provider action's route: the body read and parsed strictly, then handed to the gateway. */
   const actionRoute = <T>(
     command: "expand" | "refresh",
-    parse: (text: string) => ParsedAction<T>,
+    parse: (text: string) => Promise<ParsedAction<T>>,
     run: (ask: ActionAsk<T>) => Promise<Envelope>,
   ) =>
   async (c: Context<GatewayEnv>) => {
@@ -171,7 +171,7 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
         ok: false as const,
         problem: { code: "invalid_utf8" as const, message: "the body is not valid UTF-8" },
       }
-      : parse(text);
+      : await parse(text);
     if (!parsed.ok) {
       const { code, message, field } = parsed.problem;
       return problemResponse(command, code, requestId, message, field);
@@ -187,10 +187,21 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     );
   };
 
-  app.post("/v1/expand", actionRoute("expand", parseExpandRequestText, (ask) => state.expand(ask)));
+  app.post(
+    "/v1/expand",
+    actionRoute(
+      "expand",
+      async (text) => (await loadActionRequests()).parseExpandRequestText(text),
+      (ask) => state.expand(ask),
+    ),
+  );
   app.post(
     "/v1/refresh",
-    actionRoute("refresh", parseRefreshRequestText, (ask) => state.refresh(ask)),
+    actionRoute(
+      "refresh",
+      async (text) => (await loadActionRequests()).parseRefreshRequestText(text),
+      (ask) => state.refresh(ask),
+    ),
   );
   app.get("/v1/search", (c) => {
     const read = requestFromQuery(new URL(c.req.url));

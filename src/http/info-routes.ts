@@ -9,8 +9,7 @@ import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { VERSION } from "../gateway/version.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
-import { DOCS, ROUTES } from "./route-table.ts";
-import { SCHEMA_DOCUMENTS } from "./schema-documents.ts";
+import { DOCS, isSchemaName, ROUTES, SCHEMA_NAMES } from "./route-table.ts";
 
 /** Documents that change only with a deploy; a short cache spares repeated fetches. */
 const DOCUMENT_CACHE = "public, max-age=300";
@@ -30,7 +29,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
           methods: r.allow.split(", "),
           answers: r.answers,
         })),
-        schemas: Object.keys(SCHEMA_DOCUMENTS).map((name) => `/schemas/${name}.json`),
+        schemas: SCHEMA_NAMES.map((name) => `/schemas/${name}.json`),
         docs: [...DOCS],
       },
     }));
@@ -76,12 +75,11 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
       })),
   );
 
-  app.get("/schemas/:file", (c) => {
+  app.get("/schemas/:file", async (c) => {
     const file = c.req.param("file");
     const name = file.replace(/\.json$/, "");
-    const document = Object.hasOwn(SCHEMA_DOCUMENTS, name) ? SCHEMA_DOCUMENTS[name] : undefined;
-    if (!file.endsWith(".json") || document === undefined) {
-      const known = Object.keys(SCHEMA_DOCUMENTS).map((n) => `${n}.json`).join(", ");
+    if (!file.endsWith(".json") || !isSchemaName(name)) {
+      const known = SCHEMA_NAMES.map((n) => `${n}.json`).join(", ");
       return problemResponse(
         "schema",
         "not_found",
@@ -89,7 +87,9 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
         `there is no schema "${file}"; try ${known}`,
       );
     }
-    return c.json(document, 200, { "cache-control": DOCUMENT_CACHE });
+    // A module of its own on the Worker (docs/deploy.md): loaded on the first schema asked for.
+    const { SCHEMA_DOCUMENTS } = await import("./schema-documents.ts");
+    return c.json(SCHEMA_DOCUMENTS[name], 200, { "cache-control": DOCUMENT_CACHE });
   });
 
   app.get("/.well-known/jwks.json", (c) => {

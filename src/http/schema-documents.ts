@@ -1,4 +1,9 @@
-/** The generated JSON Schemas, served raw at /schemas/<name>.json (generated at build time, never at run time). */
+/**
+ * The generated JSON Schemas, served raw at /schemas/<name>.json (generated at build time, never at
+ * run time). The gateway imports this module only when a schema is asked for, so the Worker ships
+ * it as a module of its own and its main module stays small.
+ */
+import type { SchemaName } from "./route-table.ts";
 import envelope from "../../schemas/envelope.json" with { type: "json" };
 import providerManifest from "../../schemas/provider-manifest.json" with { type: "json" };
 import providerRequest from "../../schemas/provider-request.json" with { type: "json" };
@@ -20,7 +25,8 @@ import providerRefreshRequest from "../../schemas/provider-refresh-request.json"
 };
 import searchRequest from "../../schemas/search-request.json" with { type: "json" };
 
-export const SCHEMA_DOCUMENTS: Record<string, unknown> = {
+/** Exactly the names route-table.ts lists: one missing or one extra does not compile. */
+const documents = {
   envelope,
   "provider-manifest": providerManifest,
   "provider-request": providerRequest,
@@ -33,4 +39,6 @@ export const SCHEMA_DOCUMENTS: Record<string, unknown> = {
   "provider-expand": providerExpand,
   "provider-refresh-request": providerRefreshRequest,
   "search-request": searchRequest,
-};
+} satisfies Record<SchemaName, unknown>;
+
+export const SCHEMA_DOCUMENTS: Readonly<Record<string, unknown>> = documents;

@@ -62,7 +62,7 @@ export async function launch(
       env,
       // The embedded default's providers listen on loopback; your own manifest needs the variable.
       allowLoopback: embedded !== null || settings.allowLoopback,
-      builtins: { workspace, ...remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
+      builtins: { workspace, ...await remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
       fetch: fetchImpl,
       onWarning: (line) => warnings.push(line),
     });

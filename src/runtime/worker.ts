@@ -1,5 +1,6 @@
 /**
- * Cloudflare Workers entry: the gateway's `fetch`, with bindings validated once per isolate. A bad
+ * Cloudflare Workers entry: the gateway's `fetch`, with bindings validated once per isolate, on its
+ * first request (loading the remote built-ins' module when their keys are set). A bad
  * configuration answers every request with an internal_error envelope that says what to fix.
  */
 import workspace from "tracefetch:workspace";
@@ -14,10 +15,13 @@ import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
 type Bindings = Record<string, unknown>;
 type App = ReturnType<typeof createGateway>;
 
-let built: { app: App } | { error: string } | null = null;
+type Built = { app: App } | { error: string };
 
-function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
-  if (built) return built;
+/** The configured gateway, once this isolate has one; until then the configuration in progress. */
+let built: Built | null = null;
+let building: Promise<Built> | null = null;
+
+async function gatewayFor(bindings: Bindings): Promise<Built> {
   try {
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(bindings)) {
@@ -30,13 +34,13 @@ function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
         "no manifest: set the TRACEFETCH_MANIFEST var or secret, or bundle one at build time with TRACEFETCH_MANIFEST_FILE",
       );
     }
-    built = {
+    return {
       app: createGateway({
         manifest,
         env,
         builtins: {
           ...(workspace ? { workspace } : {}),
-          ...remoteBuiltins(env, settings.allowLoopback),
+          ...await remoteBuiltins(env, settings.allowLoopback),
         },
         maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
@@ -44,21 +48,32 @@ function gatewayFor(bindings: Bindings): { app: App } | { error: string } {
     };
   } catch (error) {
     // An envelope's message is one line: a refusal with a line per problem is joined by "; ".
-    built = {
+    const refused = {
       error: (error as Error).message.replace(/:\n\s*/, ": ").replace(/\n\s*/g, "; "),
     };
-    console.error(`tracefetch: configuration refused: ${built.error}`);
+    console.error(`tracefetch: configuration refused: ${refused.error}`);
+    return refused;
   }
-  return built;
+}
+
+function answer(
+  gateway: Built,
+  request: Request,
+  bindings: Bindings,
+  context: unknown,
+): Response | Promise<Response> {
+  if ("app" in gateway) return gateway.app.fetch(request, bindings, context as never);
+  const requestId = crypto.randomUUID();
+  return envelopeResponse(buildEnvelope("unknown", "internal_error", requestId, {
+    error: { message: `the gateway's configuration was refused: ${gateway.error}` },
+  }));
 }
 
 export default {
   fetch(request: Request, bindings: Bindings, context: unknown): Response | Promise<Response> {
-    const gateway = gatewayFor(bindings);
-    if ("app" in gateway) return gateway.app.fetch(request, bindings, context as never);
-    const requestId = crypto.randomUUID();
-    return envelopeResponse(buildEnvelope("unknown", "internal_error", requestId, {
-      error: { message: `the gateway's configuration was refused: ${gateway.error}` },
-    }));
+    if (built) return answer(built, request, bindings, context);
+    // Requests that arrive while the isolate configures itself all wait for the one configuration.
+    building ??= gatewayFor(bindings).then((gateway) => (built = gateway));
+    return building.then((gateway) => answer(gateway, request, bindings, context));
   },
 };

@@ -1,18 +1,26 @@
-/** Runs the bundled worker (the same build as dist/worker.js) in workerd through Miniflare. */
+/**
+ * Runs the bundled worker (the same build as dist/worker.js: its main module and every chunk, the
+ * extra modules included) in workerd through Miniflare, so a dynamic import resolves as deployed.
+ */
 import { Miniflare } from "miniflare";
-import { bundleWorker } from "../../scripts/build-worker.ts";
+import { bundleWorker, type WorkerModule } from "../../scripts/build-worker.ts";
 
-let code: Promise<string> | null = null;
+let built: Promise<WorkerModule[]> | null = null;
 
 export async function startWorker(
   bindings: Record<string, string>,
-  /** Drop workerd's own output: its HTTP client logs a stack trace for every malformed answer. */
-  options: { quiet?: boolean } = {},
+  options: {
+    /** Drop workerd's own output: its HTTP client logs a stack trace for every malformed answer. */
+    quiet?: boolean;
+    /** Leave the extra modules out, as if they were never uploaded: only what loads at start. */
+    withoutExtraModules?: boolean;
+  } = {},
 ): Promise<Miniflare> {
-  code ??= bundleWorker({ withCorpus: true });
+  built ??= bundleWorker({ withCorpus: true });
+  const modules = (await built).filter((m) => !options.withoutExtraModules || m.loaded === "start");
   const mf = new Miniflare({
-    modules: true,
-    script: await code,
+    // The main module first: workerd runs the first module listed.
+    modules: modules.map((m) => ({ type: "ESModule" as const, path: m.path, contents: m.code })),
     compatibilityDate: "2026-04-26",
     compatibilityFlags: ["enable_request_signal"],
     bindings,

@@ -1,0 +1,241 @@
+/**
+ * The provider actions a caller asks for through a route, `POST /v1/expand` and `POST /v1/refresh`:
+ * the one provider named, under the token and sensitivity rules of a search naming it, its own
+ * timeout and its concurrency gate. GatewayState loads this module with the first expand or
+ * refresh, so on the Worker it is a module of its own (docs/deploy.md) that searches never load.
+ */
+import type { Command, SkipReason } from "../protocol/codes.ts";
+import type { Envelope, ProviderHealth } from "../protocol/envelope-schema.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
+import { didYouMean } from "../protocol/did-you-mean.ts";
+import { listOf } from "../protocol/search-request.ts";
+import type { SuspensionView } from "../core/suspension.ts";
+import type { SearchDeps } from "../core/search.ts";
+import type { Semaphore } from "../transport/semaphore.ts";
+import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
+import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../auth/caller.ts";
+import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
+import type { ResolvedConfig } from "./gateway-config.ts";
+
+/** A provider action a caller asks for through a route. */
+export type ActionAsk<T> = {
+  request: T;
+  caller: Caller;
+  /** The `iss` of provider tokens unless TRACEFETCH_GATEWAY_ISSUER names one (an origin). */
+  issuer: string;
+  requestId: string;
+  /** Fires when the caller goes away. */
+  signal: AbortSignal;
+};
+
+/** What an action needs of the gateway instance it runs in; GatewayState hands it over. */
+export type ActionHost = {
+  readonly config: ResolvedConfig;
+  visibleTo(caller: Caller): ProviderSpec[];
+  unavailable(spec: ProviderSpec): SkipReason | null;
+  suspensionOf(name: string): SuspensionView;
+  /** Why the provider's protocol majors rule it out (describe), or null. */
+  versionProblem(spec: ProviderSpec): string | null;
+  client(spec: ProviderSpec): ProviderClient;
+  gate(spec: ProviderSpec): Semaphore;
+  tokenHeaders(caller: Caller, issuer: string): SearchDeps["headersFor"];
+  /** Keeps a health answer as the provider's last probe, as `/v1/status` shows it. */
+  recordHealth(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth;
+};
+
+/**
+ * `POST /v1/expand`: the evidence behind a locator, from the one provider named, under the same
+ * token and sensitivity rules as a search naming it. The locator goes to that provider only.
+ */
+export async function runExpand(
+  host: ActionHost,
+  ask: ActionAsk<ExpandAsk>,
+): Promise<Envelope> {
+  const { request, requestId } = ask;
+  const target = actionTarget(host, "expand", request.provider, ask.caller, requestId);
+  if (!target.ok) return target.envelope;
+  const spec = target.spec;
+  const result = await withProvider(
+    host,
+    spec,
+    ask,
+    (call) => host.client(spec).expand({ locator: request.locator }, call),
+  );
+  switch (result.kind) {
+    case "answer": {
+      const { provider: _p, scope: _s, ...evidence } = result.answer;
+      return buildEnvelope("expand", "ok", requestId, {
+        result: { provider: spec.name, evidence },
+      });
+    }
+    default:
+      if (
+        result.kind === "failure" &&
+        (result.code === "locator_unknown" || result.code === "locator_expired")
+      ) {
+        return problemEnvelope("expand", result.code, requestId, result.message, "locator");
+      }
+      return actionProblem("expand", spec.name, result, requestId);
+  }
+}
+
+/**
+ * `POST /v1/refresh`: asks the named provider to bring its index up to date, for a caller whose
+ * token grants ADMIN_SCOPE (docs/security.md); answers the provider's health.
+ */
+export async function runRefresh(
+  host: ActionHost,
+  ask: ActionAsk<RefreshAsk>,
+): Promise<Envelope> {
+  const { caller, requestId } = ask;
+  if (caller.kind === "anonymous") {
+    return problemEnvelope(
+      "refresh",
+      "unauthorized",
+      requestId,
+      `refresh needs a token granting ${ADMIN_SCOPE}`,
+    );
+  }
+  if (!caller.scopes.has(ADMIN_SCOPE)) {
+    return problemEnvelope(
+      "refresh",
+      "forbidden",
+      requestId,
+      `the token does not grant ${ADMIN_SCOPE}, which refresh needs`,
+    );
+  }
+  const target = actionTarget(host, "refresh", ask.request.provider, caller, requestId);
+  if (!target.ok) return target.envelope;
+  const spec = target.spec;
+  const result = await withProvider(host, spec, ask, (call) => host.client(spec).refresh(call));
+  switch (result.kind) {
+    case "answer": {
+      const { status, coverage, watermark, document_count, diagnostics } = result.answer;
+      const health = host.recordHealth(spec.name, {
+        status,
+        coverage,
+        watermark,
+        diagnostics,
+        ...(document_count === undefined ? {} : { document_count }),
+      });
+      return buildEnvelope("refresh", "ok", requestId, {
+        result: { provider: spec.name, health },
+      });
+    }
+    default:
+      return actionProblem("refresh", spec.name, result, requestId);
+  }
+}
+
+/**
+ * The provider an expand or refresh names, if this caller may use it now; else the envelope
+ * that says why, with the codes a search naming it would get.
+ */
+function actionTarget(
+  host: ActionHost,
+  command: Command,
+  name: string,
+  caller: Caller,
+  requestId: string,
+): { ok: true; spec: ProviderSpec } | { ok: false; envelope: Envelope } {
+  const refuse = (code: Parameters<typeof problemEnvelope>[1], message: string) => ({
+    ok: false as const,
+    envelope: problemEnvelope(command, code, requestId, message, "provider"),
+  });
+  const spec = host.config.manifest.providers.find((p) => p.name === name);
+  if (spec === undefined) {
+    const known = host.visibleTo(caller).map((p) => p.name);
+    const hint = didYouMean(name, known);
+    return refuse(
+      "unknown_provider",
+      `there is no provider "${name}"${hint === null ? "" : ` (${hint})`}${
+        known.length === 0
+          ? "; there are no providers you may use"
+          : `; the providers you may use: ${listOf(known)}`
+      }`,
+    );
+  }
+  const scope = requiredScope(spec);
+  switch (entitlement(caller, spec)) {
+    case "needs_token":
+      return refuse("unauthorized", `provider "${spec.name}" needs a token granting ${scope}`);
+    case "needs_scope":
+      return refuse(
+        "insufficient_scope",
+        `the token does not grant ${scope}, which provider "${spec.name}" needs`,
+      );
+    case "granted":
+      break;
+  }
+  const failed = (message: string, retryAfterMs?: number) => ({
+    ok: false as const,
+    envelope: problemEnvelope(command, "provider_failed", requestId, message, "provider", {
+      anyRetryable: retryAfterMs !== undefined,
+      ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }),
+    }),
+  });
+  const reason = host.unavailable(spec);
+  if (reason !== null) {
+    return failed(`provider "${spec.name}" cannot be contacted: ${reason.replaceAll("_", " ")}`);
+  }
+  const versionProblem = host.versionProblem(spec);
+  if (versionProblem !== null) return failed(versionProblem);
+  const held = host.suspensionOf(spec.name);
+  if (held.state === "suspended") {
+    const inMs = Math.max(0, Date.parse(held.until) - host.config.now());
+    return failed(`provider "${spec.name}" is suspended until ${held.until}`, inMs);
+  }
+  return { ok: true, spec };
+}
+
+/**
+ * Calls a provider's action within its own timeout and concurrency gate, with the provider
+ * token a search attempt of this caller would carry.
+ */
+async function withProvider<T>(
+  host: ActionHost,
+  spec: ProviderSpec,
+  ask: ActionAsk<unknown>,
+  act: (call: ActionCall) => Promise<T>,
+): Promise<T> {
+  const budgetMs = spec.timeout_seconds * 1000;
+  const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
+  const headersFor = host.tokenHeaders(ask.caller, ask.issuer);
+  const headers = headersFor ? await headersFor(spec, budgetMs) : {};
+  const release = await host.gate(spec).acquire(signal).catch(() => null);
+  if (release === null) {
+    return await act({
+      signal: AbortSignal.abort(signal.reason),
+      requestId: ask.requestId,
+      headers,
+    });
+  }
+  try {
+    return await act({ signal, requestId: ask.requestId, headers });
+  } finally {
+    release();
+  }
+}
+
+/** What an expand or refresh that the provider did not answer tells its caller. */
+function actionProblem(
+  command: "expand" | "refresh",
+  provider: string,
+  result: Exclude<ActionResult<unknown>, { kind: "answer" }>,
+  requestId: string,
+): Envelope {
+  if (result.kind === "unsupported") {
+    return problemEnvelope(
+      command,
+      "action_unsupported",
+      requestId,
+      `provider "${provider}" does not implement ${command}: ${result.message}`,
+      "provider",
+    );
+  }
+  return problemEnvelope(command, "provider_failed", requestId, result.message, undefined, {
+    anyRetryable: result.retryable,
+    ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
+  });
+}
