@@ -54,7 +54,7 @@ describe("tracefetch connect, status, doctor and conformance", { concurrency: tr
     const docs = [{
       title: "The deadline",
       locator: "https://notes.example/1",
-      text: "the deadline",
+      text: "the search deadline",
     }];
     corpus = await listen(serveProvider(corpusAdapter("notes", "notes", docs)).fetch);
     broken = await startServer(raw(200, "not the protocol"));

@@ -13,23 +13,10 @@ import {
 import { buildEnvelope, codeRow, CODES } from "../src/envelope/mod.ts";
 import type { CodeRow } from "../src/envelope/mod.ts";
 import { raw, startServer } from "./support/servers.ts";
+import { SCHEMA_NAMES } from "../src/http/route-table.ts";
 import { assertEnvelope, gateway, search, validators } from "./support/gateway.ts";
 
 const ROOT = decodeURIComponent(new URL("..", import.meta.url).pathname);
-const SCHEMA_NAMES = [
-  "envelope",
-  "provider-manifest",
-  "provider-request",
-  "provider-response",
-  "provider-describe-request",
-  "provider-describe",
-  "provider-health-request",
-  "provider-health",
-  "provider-expand-request",
-  "provider-expand",
-  "provider-refresh-request",
-  "search-request",
-];
 const schemaFile = (name: string) =>
   JSON.parse(readFileSync(new URL(`../schemas/${name}.json`, import.meta.url), "utf8"));
 

@@ -82,7 +82,7 @@ export const HELP: Record<string, string> = {
   --name N, --scope S  the name and scope the manifest declares for this endpoint, together;
                        without them the identity case is not checked, and the report says
                        which provider and scope the endpoint names itself
-  --query Q            a query that finds something, for the limit cases (default "the")
+  --query Q            a query that finds something, for the limit cases (default "search")
   --timeout-ms N       per request (default 10000)
   --token-env VAR      send "authorization: Bearer $VAR" with every request
   --json               print an envelope (command conformance) listing each case
