@@ -17,6 +17,7 @@ import { Slots } from "../gateway/slots.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
 import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
+import { registerPage } from "./page-route.ts";
 import { prettyJson } from "./pretty-json.ts";
 import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
@@ -76,6 +77,9 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     }
     await next();
   });
+  // Before the caller is resolved: the page carries no data, and with TRACEFETCH_REQUIRE_AUTH a
+  // person still needs it to paste a token into.
+  registerPage(app);
   app.use("*", callerMiddleware(state));
 
   /** Bodies being read, counted apart from searches so a slow sender never holds a search slot. */

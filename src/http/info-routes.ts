@@ -18,8 +18,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
   const { manifest } = state.config;
 
   app.get("/", (c) => {
-    // Every caller gets the envelope, a browser too; an HTML page for `Accept: text/html` belongs
-    // here, answered before it.
+    // A request that prefers HTML got the page (page-route.ts) before reaching here.
     return envelopeResponse(buildEnvelope("index", "ok", c.get("requestId"), {
       result: {
         name: "tracefetch-edge",

@@ -8,7 +8,7 @@
  *
  * Invariants:
  * - Every route, 404, 405 and uncaught faults included, answers with an envelope (the raw schema
- *   documents aside).
+ *   documents and the page a browser gets at `GET /` aside).
  * - A request is fully validated before any provider is contacted.
  * - Endpoints never appear in an answer; the caller's credentials never go upstream.
  */

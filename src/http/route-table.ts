@@ -87,6 +87,14 @@ export const ROUTES: readonly Route[] = [
     allow: READ_METHODS,
     answers: "the public keys providers verify gateway tokens with, as a raw JWK Set",
   },
+  {
+    pattern: "/page/:file",
+    path: "/page/{name}",
+    command: "index",
+    allow: READ_METHODS,
+    answers:
+      "the script (app.js), style sheet (app.css) and icon (icon.svg) of the page GET / shows a browser",
+  },
 ];
 
 /**

@@ -1,0 +1,100 @@
+/**
+ * The page a browser gets at `GET /` (docs/deploy.md, "The page"): plain HTML, a style sheet and a
+ * module script that stream a search and draw each provider as it answers. A request that does not
+ * prefer HTML (curl's any-type Accept, an agent's `application/json`) gets the index envelope.
+ *
+ * The page and its files carry no data, so they are served before the caller is resolved: with
+ * TRACEFETCH_REQUIRE_AUTH a person still gets the page, pastes a token, and every call the page
+ * makes carries it. Their text is a module of its own (`page/page-assets.ts`), loaded on the first
+ * page asked for: agents never load it, and on Workers it is an extra module.
+ */
+import type { Context, Hono } from "hono";
+import type { GatewayEnv } from "./caller-middleware.ts";
+import { problemResponse } from "./respond.ts";
+
+let pageAssets: Promise<typeof import("./page/page-assets.ts")> | null = null;
+const loadPageAssets = () => (pageAssets ??= import("./page/page-assets.ts"));
+
+/**
+ * Content-Security-Policy of the page and its files: scripts, styles and fetches from this origin
+ * only (no inline script or style), never framed, no `<base>` to redirect relative URLs, and a form
+ * submits only here.
+ */
+export const PAGE_CSP = "default-src 'self'; base-uri 'none'; form-action 'self'; " +
+  "frame-ancestors 'none'";
+
+/** The page changes only with a deploy, yet its HTML and script must match: revalidate each. */
+const PAGE_CACHE = "no-cache";
+
+/** The highest quality an Accept header gives the ranges `matches` picks; 0 when it has none. */
+function quality(accept: string, matches: (range: string) => boolean): number {
+  let best = 0;
+  for (const part of accept.split(",")) {
+    const [range = "", ...params] = part.split(";").map((s) => s.trim().toLowerCase());
+    if (!matches(range)) continue;
+    const q = params.find((p) => p.startsWith("q="));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    if (Number.isFinite(value)) best = Math.max(best, value);
+  }
+  return best;
+}
+
+/**
+ * Whether a request to `GET /` should get the page: its Accept names `text/html` itself, at a
+ * higher quality than JSON. An any-type range alone (curl, fetch) never does, and a tie goes to the
+ * envelope, the answer agents rely on.
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const html = quality(accept, (r) => r === "text/html");
+  const json = quality(accept, (r) => r === "application/json" || r === "application/*");
+  return html > 0 && html > json;
+}
+
+function pageResponse(
+  c: Context<GatewayEnv>,
+  body: string,
+  contentType: string,
+  extra: Record<string, string> = {},
+): Response {
+  return new Response(body, {
+    headers: {
+      ...extra,
+      "content-type": contentType,
+      "content-security-policy": PAGE_CSP,
+      "x-content-type-options": "nosniff",
+      // A hit's link must not tell the page it leads to where the gateway is.
+      "referrer-policy": "no-referrer",
+      "cache-control": PAGE_CACHE,
+      "x-request-id": c.get("requestId"),
+    },
+  });
+}
+
+/** Registers `GET /` for browsers and `GET /page/{name}`; call before the caller middleware. */
+export function registerPage(app: Hono<GatewayEnv>): void {
+  app.get("/", async (c, next) => {
+    if (prefersHtml(c.req.header("accept"))) {
+      const { PAGE_HTML } = await loadPageAssets();
+      return pageResponse(c, PAGE_HTML, "text/html; charset=utf-8", { vary: "accept" });
+    }
+    await next();
+    c.res.headers.append("vary", "accept");
+  });
+
+  app.get("/page/:file", async (c) => {
+    const { PAGE_FILES } = await loadPageAssets();
+    const file = c.req.param("file");
+    const asset = Object.hasOwn(PAGE_FILES, file) ? PAGE_FILES[file] : undefined;
+    if (asset === undefined) {
+      const known = Object.keys(PAGE_FILES).map((n) => `/page/${n}`).join(", ");
+      return problemResponse(
+        "index",
+        "not_found",
+        c.get("requestId"),
+        `no page file ${file}; the page has ${known}`,
+      );
+    }
+    return pageResponse(c, asset.body, asset.contentType);
+  });
+}

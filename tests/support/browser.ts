@@ -1,0 +1,97 @@
+/**
+ * Headless Chromium for the browser tests, driven by playwright-core: Debian's `chromium` package,
+ * never a browser playwright downloads. Without it the tests fail with the command that installs
+ * it (README: the one system prerequisite of `npm test`), never skip.
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { Browser, Page } from "playwright-core";
+
+/** Where Debian's `chromium` package puts the browser. */
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+
+/**
+ * Headless, unsandboxed (containers and CI runners often forbid its namespaces), and quiet: no
+ * update, sync or first-run traffic.
+ */
+export const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+];
+
+/** A cold start of Chromium on a busy two-core machine takes a few seconds; more is a hang. */
+const LAUNCH_TIMEOUT_MS = 30_000;
+
+/** Waits in a browser test: generous for a loaded machine, yet a stuck page fails, not hangs. */
+export const BROWSER_WAIT_MS = 15_000;
+
+/** Where screenshots go: gitignored, beside node:test's own output. */
+export const SCREENSHOT_DIR = new URL("../../test-results/", import.meta.url);
+
+export function missingChromiumMessage(path = CHROMIUM_PATH): string {
+  return `the browser tests need Chromium at ${path}; install it with ` +
+    `"sudo apt-get install chromium" (Debian's package; the one system prerequisite of npm test)`;
+}
+
+/** Launches Debian's Chromium headless; throws naming `apt-get install chromium` when missing. */
+export async function launchChromium(path = CHROMIUM_PATH): Promise<Browser> {
+  if (!existsSync(path)) throw new Error(missingChromiumMessage(path));
+  const { chromium } = await import("playwright-core");
+  return await chromium.launch({
+    executablePath: path,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    timeout: LAUNCH_TIMEOUT_MS,
+  });
+}
+
+/** Runs `use` on a new page of `browser`, closing the page whatever happens. */
+export async function withPage<T>(browser: Browser, use: (page: Page) => Promise<T>): Promise<T> {
+  const page = await browser.newPage();
+  try {
+    return await use(page);
+  } finally {
+    await page.close();
+  }
+}
+
+/** A full-page screenshot in test-results/, named for the case it shows. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({
+    path: fileURLToPath(new URL(`${name}.png`, SCREENSHOT_DIR)),
+    fullPage: true,
+    timeout: BROWSER_WAIT_MS,
+  });
+}
+
+/**
+ * What went wrong in a page as it ran: console errors (Chromium reports a blocked inline script or
+ * style there), uncaught exceptions, and Content-Security-Policy violations, which a listener
+ * installed before any of the page's own scripts records.
+ */
+export async function watchProblems(page: Page): Promise<() => Promise<string[]>> {
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`uncaught: ${error.message}`));
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (globalThis as unknown as { __cspViolations: string[] }).__cspViolations = seen;
+    document.addEventListener("securitypolicyviolation", (event) => {
+      seen.push(`${event.violatedDirective} blocked ${event.blockedURI || "inline"}`);
+    });
+  });
+  return async () => {
+    const violations = await page.evaluate(() =>
+      (globalThis as unknown as { __cspViolations?: string[] }).__cspViolations ?? []
+    );
+    return [...problems, ...violations.map((v) => `csp: ${v}`)];
+  };
+}
