@@ -27,6 +27,7 @@ import {
   RefreshRequestSchema,
   SearchRequestSchema,
 } from "../src/protocol/mod.ts";
+import { genMcpTools } from "./gen-mcp-tools.ts";
 
 const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
   "provider-manifest": { schema: ManifestSchema, title: "tracefetch.providers.v1" },
@@ -83,6 +84,7 @@ async function main() {
       await writeFile(path, want);
     }
   }
+  if (!(await genMcpTools(check))) stale.push("mcp-tools");
   if (stale.length > 0) {
     console.error(`schemas/ is stale for: ${stale.join(", ")}; run npm run gen:schemas`);
     process.exit(1);

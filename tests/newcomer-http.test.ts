@@ -149,6 +149,7 @@ describe("GET /: an index of the gateway", () => {
       "/v1/providers",
       "/v1/status",
       "/v1/doctor",
+      "/mcp",
       "/schemas/{name}.json",
       "/.well-known/jwks.json",
       "/page/{name}",

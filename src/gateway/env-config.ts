@@ -40,6 +40,8 @@ export type EnvConfig = {
   describeProviders: boolean;
   /** TRACEFETCH_AUTH_*, TRACEFETCH_REQUIRE_AUTH, TRACEFETCH_SIGNING_JWK and _GATEWAY_ISSUER. */
   auth: AuthVariables;
+  /** TRACEFETCH_MCP_ORIGINS: the browser origins `/mcp` accepts (docs/mcp.md), serialised. */
+  mcpOrigins: string[];
 };
 
 /** Where `npm start` listens unless PORT says otherwise. */
@@ -86,7 +88,28 @@ export function configFromEnv(env: Env): EnvConfig {
       signingJwk: text(env, "TRACEFETCH_SIGNING_JWK"),
       gatewayIssuer: text(env, "TRACEFETCH_GATEWAY_ISSUER"),
     },
+    mcpOrigins: origins(env, "TRACEFETCH_MCP_ORIGINS"),
   };
+}
+
+/**
+ * A comma-separated list of web origins (`https://app.example`, a port when not the default),
+ * each kept as a browser writes it in an Origin header, so a plain string comparison decides.
+ */
+function origins(env: Env, name: string): string[] {
+  const items = (text(env, name) ?? "").split(",").map((item) => item.trim());
+  return items.filter((item) => item !== "").map((item) => {
+    const url = URL.canParse(item) ? new URL(item) : null;
+    // Scheme, host and port only: anything more (a path, a query, credentials) shows in href.
+    if (url === null || !/^https?:$/.test(url.protocol) || url.href !== `${url.origin}/`) {
+      throw new ConfigError(
+        `${name} must list origins such as https://app.example, comma-separated; got ${
+          quoted(item)
+        }`,
+      );
+    }
+    return url.origin;
+  });
 }
 
 /** A value with surrounding space removed; null when unset or blank (an empty value is unset). */

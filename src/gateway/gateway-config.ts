@@ -97,6 +97,10 @@ export type ResolvedConfig = {
   maxPendingConnections: number | null;
   suspendProviders: boolean;
   describeProviders: boolean;
+  /** Loopback http: endpoints are permitted, as in development: `/mcp` accepts loopback origins. */
+  allowLoopback: boolean;
+  /** The browser origins `/mcp` accepts besides loopback ones (TRACEFETCH_MCP_ORIGINS). */
+  mcpOrigins: readonly string[];
 };
 
 export function resolveConfig(config: GatewayConfig): ResolvedConfig {
@@ -143,6 +147,8 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
       : positive("maxPendingConnections", config.maxPendingConnections, 1),
     suspendProviders: config.suspendProviders ?? fromEnv.suspendProviders,
     describeProviders: config.describeProviders ?? fromEnv.describeProviders,
+    allowLoopback,
+    mcpOrigins: fromEnv.mcpOrigins,
   };
 }
 

@@ -45,6 +45,10 @@ function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Re
 let actionRequests: Promise<typeof import("../protocol/action-request.ts")> | null = null;
 const loadActionRequests = () => (actionRequests ??= import("../protocol/action-request.ts"));
 
+/** The MCP endpoint (docs/mcp.md), loaded with the first `/mcp` request: its own module on Workers. */
+let mcpEndpoint: Promise<typeof import("./mcp/mcp-endpoint.ts")> | null = null;
+const loadMcp = () => (mcpEndpoint ??= import("./mcp/mcp-endpoint.ts"));
+
 const BODY_PROBLEMS: Record<Exclude<BodyRead, { ok: true }>["code"], string> = {
   body_too_large: `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`,
   request_timeout: "the request body did not arrive in time; send it promptly and retry",
@@ -80,6 +84,15 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   // Before the caller is resolved: the page carries no data, and with TRACEFETCH_REQUIRE_AUTH a
   // person still needs it to paste a token into.
   registerPage(app);
+  // MCP's guard against DNS rebinding runs before a token is read (mcp-endpoint.ts).
+  app.use("/mcp", async (c, next) => {
+    const refused = (await loadMcp()).originRefusal(
+      c.req.header("origin"),
+      state.config,
+      c.get("requestId"),
+    );
+    return refused ?? await next();
+  });
   app.use("*", callerMiddleware(state));
 
   /** Bodies being read, counted apart from searches so a slow sender never holds a search slot. */
@@ -207,6 +220,11 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
       (ask) => state.refresh(ask),
     ),
   );
+  app.post("/mcp", async (c) => {
+    const bytes = await readBody(c, "unknown");
+    if (bytes instanceof Response) return bytes;
+    return (await loadMcp()).answerMcp(c, state, bytes);
+  });
   app.get("/v1/search", (c) => {
     const read = requestFromQuery(new URL(c.req.url));
     return search(c, read, read.ok ? read.stream : null);

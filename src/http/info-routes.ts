@@ -3,7 +3,8 @@
  * may see them), the JSON Schemas, and the public keys providers verify gateway tokens with.
  */
 import type { Hono } from "hono";
-import type { ProviderListing } from "../protocol/envelope-schema.ts";
+import type { Envelope, ProviderListing } from "../protocol/envelope-schema.ts";
+import type { Caller } from "../auth/caller.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
@@ -14,9 +15,47 @@ import { DOCS, isSchemaName, ROUTES, SCHEMA_NAMES } from "./route-table.ts";
 /** Documents that change only with a deploy; a short cache spares repeated fetches. */
 const DOCUMENT_CACHE = "public, max-age=300";
 
-export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): void {
+/** `GET /v1/providers`'s envelope (the MCP `providers` tool answers it too). */
+export function providersEnvelope(
+  state: GatewayState,
+  caller: Caller,
+  requestId: string,
+): Envelope {
   const { manifest } = state.config;
+  const providers: ProviderListing[] = state.visibleTo(caller).map((p) => ({
+    name: p.name,
+    scope: p.scope,
+    source_class: p.source_class,
+    sensitivity: p.sensitivity,
+    isolated: p.isolated,
+    cost_micros: p.cost_micros,
+    transport: p.transport,
+  }));
+  return buildEnvelope("providers", "ok", requestId, {
+    result: { providers, tiers: manifest.tiers, default_tier: manifest.default_tier },
+  });
+}
 
+/** `GET /v1/status`'s envelope (the MCP `status` tool answers it too). */
+export async function statusEnvelope(
+  state: GatewayState,
+  caller: Caller,
+  issuer: string,
+  requestId: string,
+): Promise<Envelope> {
+  return buildEnvelope("status", "ok", requestId, {
+    result: {
+      service: "tracefetch-edge",
+      version: VERSION,
+      providers: await state.providerStates(caller, issuer, false),
+      searches_in_flight: state.searchesInFlight,
+      max_inflight: state.config.maxInflight,
+      max_providers: state.config.maxProviders,
+    },
+  });
+}
+
+export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): void {
   app.get("/", (c) => {
     // A request that prefers HTML got the page (page-route.ts) before reaching here.
     return envelopeResponse(buildEnvelope("index", "ok", c.get("requestId"), {
@@ -34,34 +73,17 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
     }));
   });
 
-  app.get("/v1/providers", (c) => {
-    const providers: ProviderListing[] = state.visibleTo(c.get("caller")).map((p) => ({
-      name: p.name,
-      scope: p.scope,
-      source_class: p.source_class,
-      sensitivity: p.sensitivity,
-      isolated: p.isolated,
-      cost_micros: p.cost_micros,
-      transport: p.transport,
-    }));
-    return envelopeResponse(buildEnvelope("providers", "ok", c.get("requestId"), {
-      result: { providers, tiers: manifest.tiers, default_tier: manifest.default_tier },
-    }));
-  });
+  app.get(
+    "/v1/providers",
+    (c) => envelopeResponse(providersEnvelope(state, c.get("caller"), c.get("requestId"))),
+  );
 
   app.get(
     "/v1/status",
     async (c) =>
-      envelopeResponse(buildEnvelope("status", "ok", c.get("requestId"), {
-        result: {
-          service: "tracefetch-edge",
-          version: VERSION,
-          providers: await state.providerStates(c.get("caller"), new URL(c.req.url).origin, false),
-          searches_in_flight: state.searchesInFlight,
-          max_inflight: state.config.maxInflight,
-          max_providers: state.config.maxProviders,
-        },
-      })),
+      envelopeResponse(
+        await statusEnvelope(state, c.get("caller"), new URL(c.req.url).origin, c.get("requestId")),
+      ),
   );
 
   app.get(

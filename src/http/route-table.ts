@@ -74,6 +74,14 @@ export const ROUTES: readonly Route[] = [
     answers: "each provider's state and health, probed at most once per 30 s",
   },
   {
+    pattern: "/mcp",
+    path: "/mcp",
+    command: "unknown",
+    allow: "POST",
+    answers:
+      "MCP (Streamable HTTP, stateless): the tools search, expand, providers and status, in JSON-RPC",
+  },
+  {
     pattern: "/schemas/:file",
     path: "/schemas/{name}.json",
     command: "schema",
@@ -131,4 +139,5 @@ export const DOCS: readonly string[] = [
   "docs/providers.md",
   "docs/security.md",
   "docs/deploy.md",
+  "docs/mcp.md",
 ];

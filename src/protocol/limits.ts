@@ -262,3 +262,13 @@ export const TITLE_COLUMN_CHARS = 48;
  * manifest a person reads whole, short enough to read on one line.
  */
 export const MAX_LISTED_NAMES = 20;
+
+/**
+ * The JSON copy of an MCP tool's result in its text content (docs/mcp.md) is cut at this many
+ * characters: the text goes into a model's context, where about 4,000 tokens is plenty for the
+ * top of a search, and `structuredContent` carries the whole result.
+ */
+export const MAX_MCP_TEXT_JSON_CHARS = 16_000;
+
+/** Merged entries the readable summary of an MCP search lists, one line each: a screenful. */
+export const MAX_MCP_SUMMARY_ENTRIES = 10;
