@@ -27,6 +27,8 @@ import {
   RefreshRequestSchema,
   SearchRequestSchema,
 } from "../src/protocol/mod.ts";
+import { JSON_SCHEMA_CONVERSION } from "./json-schema-conversion.ts";
+import { genOpenApi } from "./gen-openapi.ts";
 
 const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
   "provider-manifest": { schema: ManifestSchema, title: "tracefetch.providers.v1" },
@@ -58,9 +60,7 @@ const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
 export function renderSchema(name: string): string {
   const entry = SCHEMAS[name];
   if (!entry) throw new Error(`no schema named ${name}`);
-  // A `check` is a rule JSON Schema cannot say (a real calendar date, a bound in code points);
-  // the document keeps the shape around it, and valibot still enforces the rule.
-  const json = toJsonSchema(entry.schema, { target: "draft-2020-12", ignoreActions: ["check"] });
+  const json = toJsonSchema(entry.schema, JSON_SCHEMA_CONVERSION);
   const document = {
     $schema: json.$schema,
     $id: `https://tracefetch.dev/schemas/${name}.json`,
@@ -83,6 +83,7 @@ async function main() {
       await writeFile(path, want);
     }
   }
+  if (!(await genOpenApi(check))) stale.push("openapi");
   if (stale.length > 0) {
     console.error(`schemas/ is stale for: ${stale.join(", ")}; run npm run gen:schemas`);
     process.exit(1);

@@ -151,6 +151,9 @@ describe("GET /: an index of the gateway", () => {
       "/v1/doctor",
       "/schemas/{name}.json",
       "/.well-known/jwks.json",
+      "/openapi.json",
+      "/docs",
+      "/docs/scalar.js",
     ]);
     const search = result.routes.find((r: { path: string }) => r.path === "/v1/search");
     assert.deepEqual(search.methods, ["GET", "POST"]);
