@@ -1,11 +1,11 @@
 /**
  * Builds the Cloudflare Worker with esbuild, split into modules: a main module, which the isolate
  * loads at start, and extra modules, each loaded by a dynamic `import()` the first time its code is
- * needed (the JSON Schemas, the remote built-ins). Writes dist/worker.js (deployable, the workspace
- * corpus included) with its chunks in dist/worker/, and dist/worker-code.js with dist/worker-code/
- * (the same build without the corpus), and prints the sizes: the main module's, then each extra
- * module's. With --check, fails when the minified, gzipped main module of the code-only build is
- * over the budget.
+ * needed (the JSON Schemas, the OpenAPI document, the remote built-ins, the /docs viewer). Writes
+ * dist/worker.js (deployable, the workspace corpus included) with its chunks in dist/worker/, and
+ * dist/worker-code.js with dist/worker-code/ (the same build without the corpus), and prints the
+ * sizes: the main module's, then each extra module's. With --check, fails when the minified,
+ * gzipped main module of the code-only build is over the budget.
  */
 import { build, type Metafile, type Plugin } from "esbuild";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -13,6 +13,7 @@ import { dirname, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
+import { viewerFile } from "../src/runtime/api-docs-viewer.ts";
 
 /**
  * The main module's code alone, gzipped: the entry and the chunks it imports statically, which the
@@ -27,7 +28,11 @@ export const WORKER_CODE_BUDGET_BYTES = 56 * 1024;
 const root = new URL("../", import.meta.url);
 
 /** Serves the build-time modules the worker imports (see src/runtime/virtual-modules.d.ts). */
-function virtualModules(corpus: string | null, manifest: string | null): Plugin {
+function virtualModules(
+  corpus: string | null,
+  manifest: string | null,
+  viewer: string | null,
+): Plugin {
   const modules: Record<string, string> = {
     // The corpus and the engine that indexes it travel together: the code-only build has neither.
     "tracefetch:workspace": corpus === null
@@ -35,6 +40,7 @@ function virtualModules(corpus: string | null, manifest: string | null): Plugin 
       : `import { corpusAdapter } from "./providers/corpus/corpus-adapter.ts";\n` +
         `export default corpusAdapter("workspace", "local", ${corpus});`,
     "tracefetch:bundled-manifest": `export default ${JSON.stringify(manifest)};`,
+    "tracefetch:api-docs-viewer": `export default ${JSON.stringify(viewer)};`,
   };
   return {
     name: "tracefetch-virtual",
@@ -82,13 +88,21 @@ const ENTRY = "src/runtime/worker.ts";
  * is `${name}/*.js`, named by its content's hash, so a new build never overwrites an old one's.
  */
 export async function bundleWorker(
-  options: { withCorpus: boolean; manifestFile?: string | undefined; name?: string },
+  options: {
+    withCorpus: boolean;
+    manifestFile?: string | undefined;
+    name?: string;
+    /** The /docs viewer script to bundle; by default the installed package's, null for none. */
+    viewerFile?: string | null;
+  },
 ): Promise<WorkerModule[]> {
   const name = options.name ?? "worker";
   const corpus = options.withCorpus
     ? JSON.stringify(await loadCorpus(fileURLToPath(new URL("docs", root)), "docs/"))
     : null;
   const manifest = options.manifestFile ? await readFile(options.manifestFile, "utf8") : null;
+  const viewerPath = options.viewerFile === undefined ? viewerFile() : options.viewerFile;
+  const viewer = viewerPath === null ? null : await readFile(viewerPath, "utf8");
   const result = await build({
     absWorkingDir: fileURLToPath(root),
     entryPoints: { [name]: ENTRY },
@@ -107,7 +121,7 @@ export async function bundleWorker(
     target: "es2022",
     minify: true,
     legalComments: "none",
-    plugins: [virtualModules(corpus, manifest)],
+    plugins: [virtualModules(corpus, manifest, viewer)],
   });
   const outputs = result.metafile.outputs;
   const main = `${name}.js`;

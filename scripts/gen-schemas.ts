@@ -28,6 +28,8 @@ import {
   SearchRequestSchema,
 } from "../src/protocol/mod.ts";
 import { genMcpTools } from "./gen-mcp-tools.ts";
+import { JSON_SCHEMA_CONVERSION } from "./json-schema-conversion.ts";
+import { genOpenApi } from "./gen-openapi.ts";
 
 const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
   "provider-manifest": { schema: ManifestSchema, title: "tracefetch.providers.v1" },
@@ -59,9 +61,7 @@ const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
 export function renderSchema(name: string): string {
   const entry = SCHEMAS[name];
   if (!entry) throw new Error(`no schema named ${name}`);
-  // A `check` is a rule JSON Schema cannot say (a real calendar date, a bound in code points);
-  // the document keeps the shape around it, and valibot still enforces the rule.
-  const json = toJsonSchema(entry.schema, { target: "draft-2020-12", ignoreActions: ["check"] });
+  const json = toJsonSchema(entry.schema, JSON_SCHEMA_CONVERSION);
   const document = {
     $schema: json.$schema,
     $id: `https://tracefetch.dev/schemas/${name}.json`,
@@ -85,6 +85,7 @@ async function main() {
     }
   }
   if (!(await genMcpTools(check))) stale.push("mcp-tools");
+  if (!(await genOpenApi(check))) stale.push("openapi");
   if (stale.length > 0) {
     console.error(`schemas/ is stale for: ${stale.join(", ")}; run npm run gen:schemas`);
     process.exit(1);

@@ -27,6 +27,7 @@ const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boo
   TRACEFETCH_REQUIRE_AUTH: (c) => c.auth.requireAuth,
   TRACEFETCH_SUSPEND_PROVIDERS: (c) => c.suspendProviders,
   TRACEFETCH_DESCRIBE_PROVIDERS: (c) => c.describeProviders,
+  TRACEFETCH_API_DOCS: (c) => c.apiDocs === true,
 };
 
 /** Where each number variable lands, and its default. */

@@ -153,6 +153,9 @@ describe("GET /: an index of the gateway", () => {
       "/schemas/{name}.json",
       "/.well-known/jwks.json",
       "/page/{name}",
+      "/openapi.json",
+      "/docs",
+      "/docs/scalar.js",
     ]);
     const search = result.routes.find((r: { path: string }) => r.path === "/v1/search");
     assert.deepEqual(search.methods, ["GET", "POST"]);

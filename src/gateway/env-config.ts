@@ -38,6 +38,8 @@ export type EnvConfig = {
   suspendProviders: boolean;
   /** TRACEFETCH_DESCRIBE_PROVIDERS: ask each provider `describe` in the background (on unless set off). */
   describeProviders: boolean;
+  /** TRACEFETCH_API_DOCS: serve the API reference at /docs; null: the runtime's default. */
+  apiDocs: boolean | null;
   /** TRACEFETCH_AUTH_*, TRACEFETCH_REQUIRE_AUTH, TRACEFETCH_SIGNING_JWK and _GATEWAY_ISSUER. */
   auth: AuthVariables;
   /** TRACEFETCH_MCP_ORIGINS: the browser origins `/mcp` accepts (docs/mcp.md), serialised. */
@@ -60,6 +62,7 @@ export const BOOLEAN_VARIABLES = [
   "TRACEFETCH_REQUIRE_AUTH",
   "TRACEFETCH_SUSPEND_PROVIDERS",
   "TRACEFETCH_DESCRIBE_PROVIDERS",
+  "TRACEFETCH_API_DOCS",
 ] as const;
 
 /** Parses every variable; throws ConfigError naming the first one that is not understood. */
@@ -78,6 +81,7 @@ export function configFromEnv(env: Env): EnvConfig {
       flag(env, "TRACEFETCH_SUSPEND_PROVIDERS"),
     describeProviders: text(env, "TRACEFETCH_DESCRIBE_PROVIDERS") === null ||
       flag(env, "TRACEFETCH_DESCRIBE_PROVIDERS"),
+    apiDocs: text(env, "TRACEFETCH_API_DOCS") === null ? null : flag(env, "TRACEFETCH_API_DOCS"),
     auth: {
       jwksUrl: text(env, "TRACEFETCH_AUTH_JWKS_URL"),
       jwks: text(env, "TRACEFETCH_AUTH_JWKS"),

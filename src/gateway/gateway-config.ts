@@ -27,6 +27,12 @@ import { configFromEnv, type Env } from "./env-config.ts";
 export { ConfigError } from "../protocol/config-error.ts";
 
 /**
+ * Gives the script of the API reference viewer (Scalar's standalone browser bundle), read once
+ * and kept; null when it is not installed where the gateway was started or, on Workers, built.
+ */
+export type ApiDocsViewer = () => Promise<string | null>;
+
+/**
  * A gateway's configuration. Settings come from `env` (read by configFromEnv); a field given here
  * overrides what the environment says.
  */
@@ -65,6 +71,11 @@ export type GatewayConfig = {
    * false, which suits a harness that counts every request a provider receives.
    */
   describeProviders?: boolean | undefined;
+  /**
+   * The viewer script of the API reference at /docs, which the runtime reads (Node and Deno from
+   * the installed package, Workers from an extra module); absent or null, /docs is off.
+   */
+  apiDocs?: ApiDocsViewer | null | undefined;
   /** Told, one line each, what in an accepted configuration will not work as its author expects. */
   onWarning?: ((line: string) => void) | undefined;
 };

@@ -18,6 +18,7 @@ import { streamFormat, streamSearch } from "./search-stream.ts";
 import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
 import { registerPage } from "./page-route.ts";
+import { registerDocsRoutes } from "./docs-routes.ts";
 import { prettyJson } from "./pretty-json.ts";
 import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
@@ -93,6 +94,9 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
     );
     return refused ?? await next();
   });
+  // Before the caller is resolved: they describe the API, not its data, and a browser opening
+  // /docs sends no token.
+  registerDocsRoutes(app, config.apiDocs ?? null);
   app.use("*", callerMiddleware(state));
 
   /** Bodies being read, counted apart from searches so a slow sender never holds a search slot. */

@@ -13,7 +13,7 @@ import { envelopeResponse, problemResponse } from "./respond.ts";
 import { DOCS, isSchemaName, ROUTES, SCHEMA_NAMES } from "./route-table.ts";
 
 /** Documents that change only with a deploy; a short cache spares repeated fetches. */
-const DOCUMENT_CACHE = "public, max-age=300";
+export const DOCUMENT_CACHE = "public, max-age=300";
 
 /** `GET /v1/providers`'s envelope (the MCP `providers` tool answers it too). */
 export function providersEnvelope(

@@ -17,6 +17,9 @@ export type Route = {
   answers: string;
 };
 
+/** The viewer script `/docs` loads: served by the gateway, so the page needs no other origin. */
+export const API_DOCS_VIEWER_PATH = "/docs/scalar.js";
+
 const SEARCH_METHODS = "GET, POST";
 const READ_METHODS = "GET, HEAD";
 
@@ -102,6 +105,28 @@ export const ROUTES: readonly Route[] = [
     allow: READ_METHODS,
     answers:
       "the script (app.js), style sheet (app.css) and icon (icon.svg) of the page GET / shows a browser",
+  },
+  {
+    pattern: "/openapi.json",
+    path: "/openapi.json",
+    command: "unknown",
+    allow: READ_METHODS,
+    answers: "every route and answer as an OpenAPI 3.1 document, raw",
+  },
+  {
+    pattern: "/docs",
+    path: "/docs",
+    command: "unknown",
+    allow: READ_METHODS,
+    answers:
+      "the OpenAPI document as a page for a browser; on Workers only with TRACEFETCH_API_DOCS=1",
+  },
+  {
+    pattern: API_DOCS_VIEWER_PATH,
+    path: API_DOCS_VIEWER_PATH,
+    command: "unknown",
+    allow: READ_METHODS,
+    answers: "the script the /docs page runs, served by the gateway itself",
   },
 ];
 

@@ -35,7 +35,7 @@ export type QueryRequest =
  * Query parameters of the GET form and the fields they fill: `stream` only picks the format, and
  * `pretty` (indented JSON, read for every GET route by prettyJson) is no part of the request.
  */
-const GET_PARAMS: ReadonlyMap<string, string> = new Map([
+export const GET_PARAMS: ReadonlyMap<string, string> = new Map([
   ["q", "query"],
   ["scope", "scope"],
   ["providers", "providers"],

@@ -9,6 +9,7 @@ import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts
 import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
+import { installedViewer } from "./api-docs-viewer.ts";
 import { configFromEnv, type Env } from "../gateway/env-config.ts";
 import { ConfigError } from "../gateway/gateway-config.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
@@ -64,6 +65,8 @@ export async function launch(
       allowLoopback: embedded !== null || settings.allowLoopback,
       builtins: { workspace, ...await remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
       fetch: fetchImpl,
+      // On unless TRACEFETCH_API_DOCS says off: the viewer is read from node_modules on first use.
+      apiDocs: (settings.apiDocs ?? true) ? installedViewer() : null,
       onWarning: (line) => warnings.push(line),
     });
     let gateway: Served;

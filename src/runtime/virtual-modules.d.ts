@@ -13,3 +13,8 @@ declare module "tracefetch:bundled-manifest" {
   const manifest: string | null;
   export default manifest;
 }
+declare module "tracefetch:api-docs-viewer" {
+  /** The API reference viewer's script (Scalar's standalone bundle), or null when not installed. */
+  const script: string | null;
+  export default script;
+}

@@ -17,6 +17,9 @@ type App = ReturnType<typeof createGateway>;
 
 type Built = { app: App } | { error: string };
 
+/** /docs's viewer script, a module of its own (1 MB gzipped): off unless TRACEFETCH_API_DOCS. */
+const bundledViewer = async () => (await import("tracefetch:api-docs-viewer")).default;
+
 /** The configured gateway, once this isolate has one; until then the configuration in progress. */
 let built: Built | null = null;
 let building: Promise<Built> | null = null;
@@ -43,6 +46,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
           ...await remoteBuiltins(env, settings.allowLoopback),
         },
         maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
+        apiDocs: settings.apiDocs === true ? bundledViewer : null,
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
       }),
     };

@@ -14,10 +14,14 @@ export async function startWorker(
     quiet?: boolean;
     /** Leave the extra modules out, as if they were never uploaded: only what loads at start. */
     withoutExtraModules?: boolean;
+    /** Bundle this file as the /docs viewer script (a build of its own) instead of the package's. */
+    viewerFile?: string;
   } = {},
 ): Promise<Miniflare> {
-  built ??= bundleWorker({ withCorpus: true });
-  const modules = (await built).filter((m) => !options.withoutExtraModules || m.loaded === "start");
+  const build = options.viewerFile === undefined
+    ? (built ??= bundleWorker({ withCorpus: true }))
+    : bundleWorker({ withCorpus: true, viewerFile: options.viewerFile });
+  const modules = (await build).filter((m) => !options.withoutExtraModules || m.loaded === "start");
   const mf = new Miniflare({
     // The main module first: workerd runs the first module listed.
     modules: modules.map((m) => ({ type: "ESModule" as const, path: m.path, contents: m.code })),

@@ -1,0 +1,291 @@
+/**
+ * What each route answers, for the OpenAPI document (scripts/gen-openapi.ts): per path and method,
+ * a summary, the parameters and body, the 200 answer, and the envelope codes it may refuse with,
+ * whose statuses come from the code table. gen-openapi.ts fails when a route of the route table,
+ * or a method the route allows, has no entry here.
+ */
+import type { EnvelopeCode } from "../src/protocol/codes.ts";
+import { SCHEMA_NAMES } from "../src/http/route-table.ts";
+import {
+  ACTION,
+  ANY,
+  BODY,
+  envelopeOf,
+  type Fragment,
+  GUARDED,
+  JSON_RPC,
+  jsonBody,
+  okEnvelope,
+  OPEN_READ,
+  raw,
+  READ,
+  SEARCH,
+  SEARCH_OK,
+} from "./openapi-answers.ts";
+export type Tag = "search" | "providers" | "documents" | "mcp";
+
+export type OperationSpec = {
+  id: string;
+  tag: Tag;
+  summary: string;
+  description: string;
+  /** The 200 answer; null for a method that is refused, whose answer is among the refusals. */
+  ok: Fragment | null;
+  /** The envelopes it may answer besides 200 (statuses from the code table). */
+  refusals: readonly EnvelopeCode[];
+  parameters?: Fragment[];
+  requestBody?: Fragment;
+  /** Answers that are not envelopes, by status. */
+  other?: Record<string, Fragment>;
+};
+
+const SEARCH_ABOUT = "Fans the query out to the providers the request selects, reads every " +
+  "answer within its bounds, and fuses them into one ranked list that says which providers " +
+  "found each page (`found_by`) and at what rank. A refused request is an ordinary envelope, " +
+  "never a stream. Identical searches in flight share one fan-out.";
+
+const MCP_REFUSED: OperationSpec["refusals"] = ["method_not_allowed"];
+
+export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete", OperationSpec>>> =
+  {
+    "/": {
+      get: {
+        id: "index",
+        tag: "documents",
+        summary: "The index",
+        description: "What this gateway is: its version, every route with its methods, the " +
+          "JSON Schemas and the docs. A browser asking for `text/html` gets a page that runs a " +
+          "search and draws each provider as it answers.",
+        ok: {
+          ...okEnvelope("IndexResult", "The index, or for `Accept: text/html` the search page."),
+          content: {
+            "application/json": { schema: envelopeOf("IndexResult") },
+            "text/html": { schema: { type: "string" } },
+          },
+        },
+        refusals: READ,
+      },
+    },
+    "/v1/search": {
+      get: {
+        id: "search",
+        tag: "search",
+        summary: "Search (query parameters)",
+        description: `${SEARCH_ABOUT} The GET form fills the request's fields from parameters.`,
+        ok: SEARCH_OK,
+        refusals: [...READ, "invalid_utf8", "unknown_field", ...SEARCH],
+      },
+      post: {
+        id: "searchPost",
+        tag: "search",
+        summary: "Search (JSON body)",
+        description: `${SEARCH_ABOUT} \`HEAD\` is refused: a search never runs for nothing.`,
+        requestBody: jsonBody("SearchRequest"),
+        ok: SEARCH_OK,
+        refusals: [...GUARDED, ...BODY, ...SEARCH],
+      },
+    },
+    "/v1/expand": {
+      post: {
+        id: "expand",
+        tag: "providers",
+        summary: "The evidence behind a locator",
+        description: "Asks the one provider named for the text behind a locator it issued: take " +
+          "`provider` from a merged entry's `found_by` and `locator` from the entry. The locator " +
+          "goes to that provider only, under the token rules of naming it in a search.",
+        requestBody: jsonBody("ExpandRequest"),
+        ok: okEnvelope("ExpandResult", "The evidence, as the provider gave it."),
+        refusals: [...GUARDED, ...BODY, ...ACTION, "locator_unknown", "locator_expired"],
+      },
+    },
+    "/v1/refresh": {
+      post: {
+        id: "refresh",
+        tag: "providers",
+        summary: "Bring a provider's index up to date",
+        description: "Asks a provider that owns an index to refresh it and answers its health. " +
+          'Only a token granting `tracefetch-admin` may (docs/security.md, "Refresh").',
+        requestBody: jsonBody("RefreshRequest"),
+        ok: okEnvelope("RefreshResult", "The provider's health once refreshed."),
+        refusals: [...GUARDED, ...BODY, ...ACTION, "forbidden"],
+      },
+    },
+    "/v1/providers": {
+      get: {
+        id: "providers",
+        tag: "providers",
+        summary: "The providers you may search, and the tiers",
+        description: "Names, scopes, source classes, sensitivity and cost; never endpoints. A " +
+          "sensitive provider is listed only for a token that grants its scope.",
+        ok: okEnvelope("ProvidersResult", "The providers and tiers."),
+        refusals: READ,
+      },
+    },
+    "/v1/status": {
+      get: {
+        id: "status",
+        tag: "providers",
+        summary: "The gateway's state",
+        description: "The version, each provider's state and the searches in flight. Open to " +
+          "anyone, even when every other route needs a token.",
+        ok: okEnvelope("StatusResult", "The gateway's state."),
+        refusals: [...ANY, "invalid_field"],
+      },
+    },
+    "/v1/doctor": {
+      get: {
+        id: "doctor",
+        tag: "providers",
+        summary: "Each provider's health",
+        description: "Each provider you may see, with its health, probed at most once per 30 s " +
+          "per gateway instance.",
+        ok: okEnvelope("GatewayDoctorResult", "Each provider's state and health."),
+        refusals: READ,
+      },
+    },
+    "/schemas/{name}.json": {
+      get: {
+        id: "schema",
+        tag: "documents",
+        summary: "A JSON Schema",
+        description: "A JSON Schema (draft 2020-12) of the wire formats, as a raw document.",
+        parameters: [{
+          name: "name",
+          in: "path",
+          required: true,
+          schema: { enum: [...SCHEMA_NAMES], type: "string" },
+        }],
+        ok: raw("application/json", "The schema, raw.", {
+          type: "object",
+          description: "a JSON Schema, draft 2020-12",
+        }),
+        refusals: [...READ, "not_found"],
+      },
+    },
+    "/.well-known/jwks.json": {
+      get: {
+        id: "jwks",
+        tag: "documents",
+        summary: "The keys of gateway tokens",
+        description: "The public keys providers verify gateway tokens with (Ed25519), as a raw " +
+          "JWK Set; 404 when the gateway has no signing key. Open to anyone.",
+        ok: raw("application/json", "The JWK Set, raw.", {
+          type: "object",
+          required: ["keys"],
+          properties: { keys: { type: "array", items: { type: "object" } } },
+        }),
+        refusals: [...ANY, "invalid_field", "not_found"],
+      },
+    },
+    "/openapi.json": {
+      get: {
+        id: "openapi",
+        tag: "documents",
+        summary: "This document",
+        description: "Every route and answer, as OpenAPI 3.1, raw; served without a token.",
+        ok: raw("application/json", "This document, raw.", { type: "object" }),
+        refusals: OPEN_READ,
+      },
+    },
+    "/docs": {
+      get: {
+        id: "docs",
+        tag: "documents",
+        summary: "The API reference",
+        description: "This document as a page for a browser, its viewer script served by the " +
+          "gateway. On Workers it answers 404 unless TRACEFETCH_API_DOCS=1 (docs/deploy.md).",
+        ok: raw("text/html", "The page."),
+        refusals: [...OPEN_READ, "not_found"],
+      },
+    },
+    "/docs/scalar.js": {
+      get: {
+        id: "docsViewer",
+        tag: "documents",
+        summary: "The API reference's viewer script",
+        description: "The script /docs runs, served by the gateway so the page needs no other " +
+          "origin; 404 when /docs is off.",
+        ok: raw("text/javascript", "The script."),
+        refusals: [...OPEN_READ, "not_found"],
+      },
+    },
+    "/page/{name}": {
+      get: {
+        id: "pageFile",
+        tag: "documents",
+        summary: "A file of the search page",
+        description: "The script (`app.js`), style sheet (`app.css`) and icon (`icon.svg`) of " +
+          "the page `GET /` shows a browser, served without a token.",
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        ok: {
+          description: "The file.",
+          content: {
+            "text/javascript": { schema: { type: "string" } },
+            "text/css": { schema: { type: "string" } },
+            "image/svg+xml": { schema: { type: "string" } },
+          },
+        },
+        refusals: [...OPEN_READ, "not_found"],
+      },
+    },
+    "/mcp": {
+      post: {
+        id: "mcp",
+        tag: "mcp",
+        summary: "The MCP endpoint",
+        description: "The Model Context Protocol over Streamable HTTP, stateless: tools " +
+          "`search`, `expand`, `providers` and `status`. A token is checked as on every route, " +
+          "before any tool runs; a browser's `Origin` must be allowed.",
+        parameters: [{
+          name: "mcp-protocol-version",
+          in: "header",
+          required: false,
+          schema: { type: "string" },
+        }],
+        requestBody: { required: true, content: { "application/json": { schema: JSON_RPC } } },
+        ok: {
+          description: "The JSON-RPC answer, or when the client accepts it and sent a progress " +
+            "token, Server-Sent Events carrying progress notifications and then the answer.",
+          content: {
+            "application/json": { schema: JSON_RPC },
+            "text/event-stream": { schema: { type: "string" } },
+          },
+        },
+        // 403 `forbidden`: a browser `Origin` that is not allowed, refused before the token.
+        refusals: [...GUARDED, "forbidden"],
+        other: {
+          "202": { description: "A notification or a response, accepted; no body." },
+          "400": {
+            description: "A JSON-RPC error: not one JSON-RPC message, or an " +
+              "`MCP-Protocol-Version` this endpoint does not speak.",
+            content: { "application/json": { schema: JSON_RPC } },
+          },
+          "406": {
+            description: "A JSON-RPC error: `Accept` lacks `application/json` or " +
+              "`text/event-stream`.",
+            content: { "application/json": { schema: JSON_RPC } },
+          },
+          "415": {
+            description: "A JSON-RPC error: the body is not `application/json`.",
+            content: { "application/json": { schema: JSON_RPC } },
+          },
+        },
+      },
+      get: {
+        id: "mcpGet",
+        tag: "mcp",
+        summary: "No server stream",
+        description: "Refused: the endpoint is stateless and opens no stream of its own.",
+        ok: null,
+        refusals: MCP_REFUSED,
+      },
+      delete: {
+        id: "mcpDelete",
+        tag: "mcp",
+        summary: "No session to end",
+        description: "Refused: the endpoint keeps no session.",
+        ok: null,
+        refusals: MCP_REFUSED,
+      },
+    },
+  };
