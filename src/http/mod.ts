@@ -7,8 +7,10 @@
  * answer's header comes from the envelope table.
  *
  * Invariants:
- * - Every route, 404, 405 and uncaught faults included, answers with an envelope (the raw schema
- *   documents and the page a browser gets at `GET /` aside).
+ * - Every route, 404, 405 and uncaught faults included, answers with an envelope, except the
+ *   documents docs/envelope.md lists as not envelopes (raw schemas, JWKS, the OpenAPI document,
+ *   /docs, the page and its files) and the JSON-RPC that MCP requires on `/mcp`; their refusals
+ *   are envelopes too.
  * - A request is fully validated before any provider is contacted.
  * - Endpoints never appear in an answer; the caller's credentials never go upstream.
  */
