@@ -18,6 +18,7 @@ import {
   manifestFileMissing,
   manifestFileUnreadable,
 } from "../gateway/start-problems.ts";
+import { openTraceFile } from "./trace-file-sink.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 export type Listen = (
@@ -49,6 +50,8 @@ export async function launch(
   const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"), {
     reload: () => loadCorpus(docs, "docs/"),
   });
+  const { file, fileMaxBytes } = settings.mining;
+  const traceSink = file === null ? undefined : await openTraceFile(file, fileMaxBytes);
   const embedded = configured === null ? await startEmbeddedDefault(listen) : null;
   try {
     const manifest = configured === null
@@ -65,6 +68,7 @@ export async function launch(
       builtins: { workspace, ...await remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
       fetch: fetchImpl,
       onWarning: (line) => warnings.push(line),
+      traceSink,
     });
     let gateway: Served;
     try {
