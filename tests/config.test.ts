@@ -28,6 +28,9 @@ const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boo
   TRACEFETCH_SUSPEND_PROVIDERS: (c) => c.suspendProviders,
   TRACEFETCH_DESCRIBE_PROVIDERS: (c) => c.describeProviders,
   TRACEFETCH_API_DOCS: (c) => c.apiDocs === true,
+  TRACEFETCH_TRACE_RAW_QUERIES: (c) => c.mining.rawQueries,
+  TRACEFETCH_TRACE_RAW_LOCATORS: (c) => c.mining.rawLocators,
+  TRACEFETCH_MINING_CONFIRMED: (c) => c.mining.confirmed,
 };
 
 /** Where each number variable lands, and its default. */
@@ -37,6 +40,9 @@ const NUMBERS: Array<[string, (c: EnvConfig) => number, number]> = [
   ["TRACEFETCH_MAX_INFLIGHT", (c) => c.maxInflight, 64],
   ["TRACEFETCH_HEADERS_TIMEOUT_MS", (c) => c.headersTimeoutMs, 10_000],
   ["TRACEFETCH_BODY_TIMEOUT_MS", (c) => c.bodyTimeoutMs, 10_000],
+  ["TRACEFETCH_TRACE_BACKLOG", (c) => c.mining.backlog, 1_000],
+  ["TRACEFETCH_TRACE_FILE_MAX_BYTES", (c) => c.mining.fileMaxBytes, 64 * 1_048_576],
+  ["TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS", (c) => c.mining.webhookTimeoutMs, 5_000],
 ];
 
 /** A key source, so that TRACEFETCH_REQUIRE_AUTH may be on. */

@@ -14,7 +14,7 @@ import {
   precisionAt,
   queryMetrics,
   reciprocalRank,
-} from "../bench/eval/metrics.ts";
+} from "../src/cli/replay/metrics.ts";
 import { pairedRandomisation } from "../bench/eval/significance.ts";
 import { renderChart } from "../bench/eval/chart.ts";
 

@@ -10,7 +10,7 @@
  * - Scores are drawn on a fixed 0..1 scale (out-of-range values are clamped, NaN drawn as 0) so
  *   charts of different runs compare by eye.
  */
-import { METRIC_LABELS, METRIC_NAMES, type Metrics } from "./metrics.ts";
+import { METRIC_LABELS, METRIC_NAMES, type Metrics } from "../../src/cli/replay/metrics.ts";
 
 export type ChartSetup = {
   /** E.g. "central", "federated", "methods: bm25". */

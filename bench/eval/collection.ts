@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
-import { parseQrels, type Qrels } from "./metrics.ts";
+import { parseQrels, type Qrels } from "../../src/cli/replay/metrics.ts";
 
 export type Query = { id: string; text: string };
 
@@ -22,11 +22,8 @@ export function locatorOf(collection: string, id: string): string {
   return `https://${collection}.eval.example/doc/${encodeURIComponent(id)}`;
 }
 
-/** The document id a locator names: its last path segment. */
-export function documentIdOf(locator: string): string {
-  const path = locator.replace(/[?#].*$/, "").replace(/\/+$/, "");
-  return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1));
-}
+/** The document id a locator names: its last path segment (shared with `tracefetch replay`). */
+export { documentIdOf } from "../../src/cli/replay/metrics.ts";
 
 function jsonLines<T>(text: string, file: string): T[] {
   return text.split("\n").filter((line) => line.trim() !== "").map((line, i) => {

@@ -1,5 +1,5 @@
 /** The tables `npm run eval` prints: one per collection and limit, a row per setup. */
-import { type Evaluation, METRIC_LABELS, METRIC_NAMES } from "./metrics.ts";
+import { type Evaluation, METRIC_LABELS, METRIC_NAMES } from "../../src/cli/replay/metrics.ts";
 
 export type Row = {
   collection: string;

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { renderChart } from "./chart.ts";
 import { type Collection, loadCollection } from "./collection.ts";
-import { evaluate, type Evaluation, paired, relevantCount } from "./metrics.ts";
+import { evaluate, type Evaluation, paired, relevantCount } from "../../src/cli/replay/metrics.ts";
 import { formatTables, type Row } from "./eval-report.ts";
 import { runSearches, type SetupRun } from "./run-searches.ts";
 import { builtinSetups, type Method, METHODS, serveCollection, userSetup } from "./setups.ts";

@@ -67,7 +67,9 @@ export async function runSearches(
       if (text !== query.text) run.shortened++;
       const res = await fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        // The query's id as the request id: a gateway that records traces can be replayed against
+        // the judgments (`tracefetch replay --qrels`, which matches a trace by its request id).
+        headers: { "content-type": "application/json", "x-request-id": query.id },
         body: JSON.stringify({ query: text, limit }),
       });
       const envelope = await res.json() as Envelope;

@@ -7,7 +7,7 @@
  */
 import { fuse, type FusionInput } from "../../src/core/fusion.ts";
 import { type Collection, documentIdOf, locatorOf, type Query } from "./collection.ts";
-import { evaluate } from "./metrics.ts";
+import { evaluate } from "../../src/cli/replay/metrics.ts";
 import { runSearches } from "./run-searches.ts";
 import { builtinSetups, type Method, METHODS, type Served } from "./setups.ts";
 

@@ -2,7 +2,7 @@
  * Mints the short-lived EdDSA JWT a `gateway-token` provider receives for one attempt
  * (docs/security.md, "Tokens out: providers"), and publishes the public halves of the signing keys for /.well-known/jwks.json.
  */
-import { importJWK, type JWK, SignJWT } from "jose";
+import { CompactSign, importJWK, type JWK, SignJWT } from "jose";
 import { ConfigError } from "../protocol/config-error.ts";
 import { PROVIDER_TOKEN_SLACK_SECONDS } from "../protocol/limits.ts";
 import { parseJwks } from "./auth-settings.ts";
@@ -20,6 +20,11 @@ export type MintRequest = {
 
 export type ProviderTokenSigner = {
   mint(request: MintRequest): Promise<string>;
+  /**
+   * Signs a document that is not a token (a batch of search traces) as a compact JWS with the same
+   * key, under its own `typ` so that it never passes as a provider token.
+   */
+  signDocument(payload: Uint8Array, typ: string): Promise<string>;
   /** The public JWK Set providers verify with. */
   readonly publicJwks: { keys: JWK[] };
 };
@@ -56,8 +61,14 @@ export function createProviderTokenSigner(text: string): ProviderTokenSigner {
     }),
   };
   let privateKey: ReturnType<typeof importJWK> | null = null;
+  const key = () => (privateKey ??= importJWK({ ...(signing as JWK), alg: "EdDSA" }, "EdDSA"));
   return {
     publicJwks,
+    async signDocument(payload, typ) {
+      return await new CompactSign(payload)
+        .setProtectedHeader({ alg: "EdDSA", typ, ...(kid ? { kid } : {}) })
+        .sign(await key());
+    },
     async mint(r) {
       const now = Math.floor(Date.now() / 1000);
       return await new SignJWT({ scope: r.scope })
@@ -68,7 +79,7 @@ export function createProviderTokenSigner(text: string): ProviderTokenSigner {
         .setIssuedAt(now)
         .setJti(crypto.randomUUID())
         .setExpirationTime(now + Math.ceil(r.budgetMs / 1000) + PROVIDER_TOKEN_SLACK_SECONDS)
-        .sign(await (privateKey ??= importJWK({ ...(signing as JWK), alg: "EdDSA" }, "EdDSA")));
+        .sign(await key());
     },
   };
 }

@@ -1,11 +1,21 @@
 /**
  * For provider authors: verifies the token a TraceFetch gateway mints for each attempt, as a hook
- * for serveProvider's `verify` option. EdDSA only; `iss` must be the gateway, `aud` this provider
- * (exactly one audience), and `exp`, `iat` and `jti` present.
+ * for serveProvider's `verify` option. EdDSA only; the header's `typ` must be `JWT` (a gateway
+ * signs search traces with the same key under `typ: tracefetch-trace+jws`, and those are refused
+ * by name); `iss` must be the gateway, `aud` this provider (exactly one audience), and `exp`, `iat`
+ * and `jti` present.
  */
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify } from "jose";
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+} from "jose";
 import type { ProviderErrorCode } from "../protocol/codes.ts";
 import { PROVIDER_ERROR_VERSION } from "../protocol/provider-wire.ts";
+import { TRACE_JWS_TYPE } from "../protocol/trace-version.ts";
 import {
   CLOCK_TOLERANCE_SECONDS,
   JWKS_COOLDOWN_MS,
@@ -48,9 +58,14 @@ export function verifyGatewayToken(
     if (match === null) return unauthorized("a gateway token is required");
     const token = match[1] as string;
     if (tokenTooLarge(token)) return unauthorized("the token is too large");
+    if (typeOf(token) === TRACE_JWS_TYPE) {
+      return unauthorized("a signed search trace is not a gateway token");
+    }
     try {
       const { payload } = await jwtVerify(token, key, {
         algorithms: ["EdDSA"],
+        // Gateway tokens say `typ: JWT`; anything else the gateway signs is not a token.
+        typ: "JWT",
         issuer: options.issuer,
         audience: options.audience,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
@@ -67,6 +82,16 @@ export function verifyGatewayToken(
       return unauthorized("the gateway token failed verification");
     }
   };
+}
+
+/** The protected header's `typ`, lowercased; null when it cannot be read or has none. */
+function typeOf(token: string): string | null {
+  try {
+    const typ = decodeProtectedHeader(token).typ;
+    return typeof typ === "string" ? typ.toLowerCase() : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A missing or failing token: 401 with its challenge (RFC 6750 section 3). */

@@ -1,8 +1,10 @@
 /**
  * `tracefetch connect URL [--token-env VAR]`: checks that the gateway answers, then saves its URL
- * and the name of the token variable (never the token). Replacing a saved connection to another
- * gateway is a person's decision: a terminal asks, machine mode answers `human_decision_required`,
- * and so does a person who declines (exit 3: the connection asked for was not saved).
+ * and the name of the token variable (never the token), and shows what the gateway records of
+ * searches (its mining state). Replacing a saved connection to another gateway, and connecting to
+ * a gateway whose mining is `undecided`, are a person's decisions: a terminal asks, machine mode
+ * answers `human_decision_required`, and so does a person who declines (exit 3: the connection
+ * asked for was not saved).
  */
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
@@ -114,6 +116,25 @@ export async function connectCommand(args: string[], ctx: CliContext): Promise<R
       ),
     };
   }
+  const mining = result.mining === undefined ? undefined : {
+    state: result.mining.state,
+    configured: result.mining.configured,
+    health: result.mining.health,
+  };
+  if (mining?.state === "undecided" && !values.yes) {
+    // Whether to search through a gateway that may start recording is a person's call.
+    const canAsk = !ctx.machine && ctx.stdinIsTTY && ctx.stderrIsTTY;
+    const what = `${gateway} has a trace sink its operator has not confirmed (mining undecided): ` +
+      "once confirmed, a trace of every search is recorded";
+    if (!canAsk || !(await ctx.confirm(`${what}. Connect anyway?`))) {
+      return problemReply(
+        "connect",
+        "human_decision_required",
+        status.request_id,
+        `${what}; ${gateway} was not saved; a person decides: run again with --yes to connect anyway`,
+      );
+    }
+  }
   let savedTo: string;
   try {
     savedTo = await writeSavedConnection(ctx.env, { gateway, token_env: tokenEnv });
@@ -132,6 +153,7 @@ export async function connectCommand(args: string[], ctx: CliContext): Promise<R
       token_set: token !== null,
       saved_to: savedTo,
       gateway_version: result.version,
+      ...(mining === undefined ? {} : { mining }),
     },
   });
   return { kind: "envelope", envelope, render: (paint) => renderConnect(envelope, paint) };
@@ -146,5 +168,19 @@ function renderConnect(envelope: Envelope, paint: Paint): string {
   return `${
     paint.green("connected")
   } to ${result.gateway} (tracefetch-edge ${result.gateway_version}); ` +
-    `${token}\nsaved in ${result.saved_to}\n`;
+    `${token}\nsaved in ${result.saved_to}\n${miningLine(result.mining, paint)}`;
+}
+
+/** What the gateway records of searches, as its /v1/status says (docs/envelope.md, "Mining"). */
+function miningLine(mining: { state: string; health: string[] } | undefined, paint: Paint): string {
+  if (mining === undefined) return "";
+  const meaning: Record<string, string> = {
+    disabled: "searches are not recorded",
+    undecided: "a trace sink is configured, not yet confirmed: nothing is recorded until it is",
+    enabled: 'a trace of every search is recorded (docs/security.md, "Search traces")',
+    degraded: "a trace of every search is recorded, but the sink is failing",
+  };
+  const state = mining.state === "disabled" ? mining.state : paint.yellow(mining.state);
+  const health = mining.health.map((line) => `\n  ${paint.dim(line)}`).join("");
+  return `mining: ${state}: ${meaning[mining.state] ?? ""}${health}\n`;
 }

@@ -1,4 +1,5 @@
 /** What `--help` prints for each command; docs/cli.md says the same at length. */
+import { REPLAY_REGRESSION_THRESHOLD } from "../protocol/limits.ts";
 
 export const OVERVIEW = `tracefetch: search many providers through one TraceFetch Edge gateway
 
@@ -13,6 +14,7 @@ commands:
   schema NAME          print a JSON Schema (envelope, search-request, provider-manifest, ...)
   validate MANIFEST    check a provider manifest offline
   conformance URL      check a provider endpoint against the provider protocol
+  replay TRACES        run recorded search traces again against a manifest and compare
   serve                run the gateway here, as npm start does
 
 every command but schema and serve takes --json: print exactly one envelope on stdout and exit
@@ -62,7 +64,9 @@ export const HELP: Record<string, string> = {
   checks that URL answers GET /v1/status, then saves the URL and the name of the variable that
   holds the token (default TRACEFETCH_TOKEN; never the token itself) in
   $XDG_CONFIG_HOME/tracefetch/connection.json (mode 0600).
-  --yes                replace a saved connection to another gateway without asking
+  also shows what the gateway records of searches (its mining state).
+  --yes                replace a saved connection to another gateway, or connect to a gateway
+                       whose mining is undecided (a trace sink not yet confirmed), without asking
 `,
   schema: `usage: tracefetch schema NAME
 
@@ -86,6 +90,21 @@ export const HELP: Record<string, string> = {
   --timeout-ms N       per request (default 10000)
   --token-env VAR      send "authorization: Bearer $VAR" with every request
   --json               print an envelope (command conformance) listing each case
+`,
+  replay: `usage: tracefetch replay TRACES.jsonl --manifest FILE [options]
+
+  runs the recorded searches of a trace file (the gateway's TRACEFETCH_TRACE_FILE) again, in
+  process against the manifest, and reports per search and overall how the merged list changed:
+  overlap@10, rank-biased overlap (p = 0.9), and the providers that succeeded then and fail now.
+  Only traces that kept their query's text (TRACEFETCH_TRACE_RAW_QUERIES=1) can run again; the
+  others are counted as skipped. With TRACEFETCH_TRACE_SECRET set, hashed locators are matched.
+  --manifest FILE      the manifest to run the searches against (required)
+  --qrels FILE         judgments (query-id<TAB>doc-id<TAB>relevance; the query id is the trace's
+                       request id): adds npm run eval's nDCG@10, MAP@100, Recall@100, MRR, P@10
+  --baseline FILE      an earlier replay --json: exit 2 when a figure fell by more than
+                       ${REPLAY_REGRESSION_THRESHOLD}
+  --allow-sensitive    run account-visible and internal providers too (you are the operator)
+  --json               print the envelope (command replay) and exit with its exit_code
 `,
   serve: `usage: tracefetch serve [--host H] [--port N] [--manifest FILE]
 

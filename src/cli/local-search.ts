@@ -7,6 +7,7 @@
 import { fileURLToPath } from "node:url";
 import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
+import type { Command } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
 import { formatManifestIssues } from "../protocol/validate-manifest.ts";
@@ -20,14 +21,14 @@ import { ANONYMOUS, type Caller } from "../auth/caller.ts";
 import { checkManifestFile } from "./read-manifest-file.ts";
 
 /** Who an in-process search with --allow-sensitive acts as: the operator, granted every scope. */
-const LOCAL_OPERATOR: Caller = {
+export const LOCAL_OPERATOR: Caller = {
   kind: "token",
   subject: "tracefetch-cli",
   scopes: new Set(["tracefetch:*"]),
 };
 
 /** The `iss` of provider tokens minted in process, unless TRACEFETCH_GATEWAY_ISSUER names one. */
-const LOCAL_ISSUER = "urn:tracefetch:cli";
+export const LOCAL_ISSUER = "urn:tracefetch:cli";
 
 export type LocalSearch = {
   manifestPath: string;
@@ -40,7 +41,7 @@ export type LocalSearch = {
 
 export async function localSearch(request: SearchRequest, options: LocalSearch): Promise<Envelope> {
   const { requestId } = options;
-  const state = await localGateway(options);
+  const state = await localGateway(options, "search");
   if (!state.ok) return state.envelope;
   return await state.gateway.search({
     request,
@@ -50,9 +51,13 @@ export async function localSearch(request: SearchRequest, options: LocalSearch):
   }, { signal: options.signal, ...options.hooks });
 }
 
-/** The gateway a `tracefetch serve` with this manifest and environment would run, or why not. */
-async function localGateway(
-  options: LocalSearch,
+/**
+ * The gateway a `tracefetch serve` with this manifest and environment would run, or why not (an
+ * envelope of `command`). It records no traces: an in-process search is the operator's own.
+ */
+export async function localGateway(
+  options: Pick<LocalSearch, "manifestPath" | "env" | "requestId">,
+  command: Command,
 ): Promise<{ ok: true; gateway: GatewayState } | { ok: false; envelope: Envelope }> {
   const { env, requestId } = options;
   // The variables are checked here as at a gateway's start (TRACEFETCH_ALLOW_LOOPBACK, the auth
@@ -64,7 +69,7 @@ async function localGateway(
       const message = `--manifest: ${formatManifestIssues(checked.issues)}`;
       return {
         ok: false,
-        envelope: problemEnvelope("search", checked.code, requestId, message, "manifest"),
+        envelope: problemEnvelope(command, checked.code, requestId, message, "manifest"),
       };
     }
     const usesWorkspace = checked.manifest.providers.some((p) =>
@@ -83,13 +88,14 @@ async function localGateway(
         ...await remoteBuiltins(env, allowLoopback),
         ...(workspace ? { workspace } : {}),
       },
+      mining: false,
     });
     return { ok: true, gateway: new GatewayState(config) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     return {
       ok: false,
-      envelope: problemEnvelope("search", "invalid_field", requestId, error.message),
+      envelope: problemEnvelope(command, "invalid_field", requestId, error.message),
     };
   }
 }

@@ -62,6 +62,10 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
     command: "conformance",
     load: async () => (await import("./conformance-command.ts")).conformanceCommand,
   },
+  replay: {
+    command: "replay",
+    load: async () => (await import("./replay-command.ts")).replayCommand,
+  },
   serve: {
     command: "unknown",
     load: async () => (await import("./serve-command.ts")).serveCommand,

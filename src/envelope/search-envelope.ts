@@ -3,16 +3,21 @@
  * both built here, so they describe the same search identically.
  */
 import type { View } from "../protocol/search-request.ts";
-import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { Envelope, Mining } from "../protocol/envelope-schema.ts";
 import type { CompletedSearch } from "../core/search.ts";
 import { buildEnvelope, MINING_DISABLED } from "./build-envelope.ts";
 
-export function searchEnvelope(search: CompletedSearch, requestId: string, view: View): Envelope {
+export function searchEnvelope(
+  search: CompletedSearch,
+  requestId: string,
+  view: View,
+  mining: Mining = MINING_DISABLED,
+): Envelope {
   const { candidates, ...rest } = search.result;
   const result = view === "merged" ? rest : { ...rest, candidates };
   return buildEnvelope("search", search.code, requestId, {
     result,
-    mining: MINING_DISABLED,
+    mining,
     anyRetryable: search.retryable,
     ...(search.retryAfterMs === undefined ? {} : { retry_after_ms: search.retryAfterMs }),
     ...(search.code === "all_providers_failed"
@@ -24,8 +29,12 @@ export function searchEnvelope(search: CompletedSearch, requestId: string, view:
 }
 
 /** The `done` event's envelope: the same, with the lists that were already streamed left out. */
-export function doneEnvelope(search: CompletedSearch, requestId: string): Envelope {
-  const envelope = searchEnvelope(search, requestId, "merged");
+export function doneEnvelope(
+  search: CompletedSearch,
+  requestId: string,
+  mining: Mining = MINING_DISABLED,
+): Envelope {
+  const envelope = searchEnvelope(search, requestId, "merged", mining);
   if (envelope.result && "merged" in envelope.result) delete envelope.result.merged;
   return envelope;
 }

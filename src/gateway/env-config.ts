@@ -10,7 +10,11 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_INFLIGHT,
   DEFAULT_MAX_PROVIDERS,
+  DEFAULT_TRACE_BACKLOG,
+  DEFAULT_TRACE_FILE_MAX_BYTES,
+  DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
   MAX_ECHOED_SETTING_CHARS,
+  MAX_TRACE_WEBHOOK_TIMEOUT_MS,
 } from "../protocol/limits.ts";
 
 /** Environment variables or Workers bindings, by name. */
@@ -44,6 +48,32 @@ export type EnvConfig = {
   auth: AuthVariables;
   /** TRACEFETCH_MCP_ORIGINS: the browser origins `/mcp` accepts (docs/mcp.md), serialised. */
   mcpOrigins: string[];
+  /** TRACEFETCH_TRACE_* and TRACEFETCH_MINING_CONFIRMED (docs/security.md, "Search traces"). */
+  mining: MiningVariables;
+};
+
+/** The search-trace variables as read; which combinations start is checked by resolveConfig. */
+export type MiningVariables = {
+  /** TRACEFETCH_TRACE_FILE: a JSONL file (Node and Deno). */
+  file: string | null;
+  /** TRACEFETCH_TRACE_FILE_MAX_BYTES: the file is rotated before it passes this. */
+  fileMaxBytes: number;
+  /** TRACEFETCH_TRACE_WEBHOOK: an https URL batches of signed traces are POSTed to. */
+  webhook: string | null;
+  /** TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS */
+  webhookTimeoutMs: number;
+  /** TRACEFETCH_TRACE_QUEUE: the name of a Workers Queue binding. */
+  queue: string | null;
+  /** TRACEFETCH_TRACE_SECRET: the HMAC key for queries, `sub` and non-public locators. */
+  secret: string | null;
+  /** TRACEFETCH_TRACE_RAW_QUERIES: keep each query's text (and filters) in the clear. */
+  rawQueries: boolean;
+  /** TRACEFETCH_TRACE_RAW_LOCATORS: keep locators only non-public providers found in the clear. */
+  rawLocators: boolean;
+  /** TRACEFETCH_MINING_CONFIRMED: the operator confirmed the sink; until then nothing is recorded. */
+  confirmed: boolean;
+  /** TRACEFETCH_TRACE_BACKLOG: traces waiting for the sink before the oldest is dropped. */
+  backlog: number;
 };
 
 /** Where `npm start` listens unless PORT says otherwise. */
@@ -63,6 +93,9 @@ export const BOOLEAN_VARIABLES = [
   "TRACEFETCH_SUSPEND_PROVIDERS",
   "TRACEFETCH_DESCRIBE_PROVIDERS",
   "TRACEFETCH_API_DOCS",
+  "TRACEFETCH_TRACE_RAW_QUERIES",
+  "TRACEFETCH_TRACE_RAW_LOCATORS",
+  "TRACEFETCH_MINING_CONFIRMED",
 ] as const;
 
 /** Parses every variable; throws ConfigError naming the first one that is not understood. */
@@ -93,6 +126,24 @@ export function configFromEnv(env: Env): EnvConfig {
       gatewayIssuer: text(env, "TRACEFETCH_GATEWAY_ISSUER"),
     },
     mcpOrigins: origins(env, "TRACEFETCH_MCP_ORIGINS"),
+    mining: {
+      file: text(env, "TRACEFETCH_TRACE_FILE"),
+      fileMaxBytes: positive(env, "TRACEFETCH_TRACE_FILE_MAX_BYTES") ??
+        DEFAULT_TRACE_FILE_MAX_BYTES,
+      webhook: text(env, "TRACEFETCH_TRACE_WEBHOOK"),
+      webhookTimeoutMs: integer(
+        env,
+        "TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS",
+        1,
+        MAX_TRACE_WEBHOOK_TIMEOUT_MS,
+      ) ?? DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
+      queue: text(env, "TRACEFETCH_TRACE_QUEUE"),
+      secret: text(env, "TRACEFETCH_TRACE_SECRET"),
+      rawQueries: flag(env, "TRACEFETCH_TRACE_RAW_QUERIES"),
+      rawLocators: flag(env, "TRACEFETCH_TRACE_RAW_LOCATORS"),
+      confirmed: flag(env, "TRACEFETCH_MINING_CONFIRMED"),
+      backlog: positive(env, "TRACEFETCH_TRACE_BACKLOG") ?? DEFAULT_TRACE_BACKLOG,
+    },
   };
 }
 

@@ -23,6 +23,8 @@ import {
   type ProviderTokenSigner,
 } from "../auth/provider-token-signer.ts";
 import { configFromEnv, type Env } from "./env-config.ts";
+import { type MiningConfig, resolveMining } from "./mining/mining-config.ts";
+import type { TraceSink } from "./mining/sink.ts";
 
 export { ConfigError } from "../protocol/config-error.ts";
 
@@ -78,6 +80,13 @@ export type GatewayConfig = {
   apiDocs?: ApiDocsViewer | null | undefined;
   /** Told, one line each, what in an accepted configuration will not work as its author expects. */
   onWarning?: ((line: string) => void) | undefined;
+  /**
+   * The sink a runtime opened for TRACEFETCH_TRACE_FILE (Node, Deno) or TRACEFETCH_TRACE_QUEUE
+   * (Workers); the gateway builds the webhook sink itself.
+   */
+  traceSink?: TraceSink | undefined;
+  /** false: this gateway records no traces whatever the variables say (the CLI's in-process runs). */
+  mining?: boolean | undefined;
 };
 
 export type ResolvedAuth = {
@@ -112,6 +121,8 @@ export type ResolvedConfig = {
   allowLoopback: boolean;
   /** The browser origins `/mcp` accepts besides loopback ones (TRACEFETCH_MCP_ORIGINS). */
   mcpOrigins: readonly string[];
+  /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
+  mining: MiningConfig | null;
 };
 
 export function resolveConfig(config: GatewayConfig): ResolvedConfig {
@@ -131,11 +142,22 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
     const value = env[spec.auth.secret];
     if (value) secrets.set(spec.auth.secret, value);
   }
+  const signer = settings.signingJwk === null
+    ? null
+    : createProviderTokenSigner(settings.signingJwk);
+  const mining = config.mining === false ? null : resolveMining({
+    vars: fromEnv.mining,
+    sink: config.traceSink,
+    signer,
+    allowLoopback,
+    fetch: fetchImpl,
+    onWarning: (line) => config.onWarning?.(line),
+  });
   return {
     manifest: parsed.manifest,
     auth: {
       verifier: createCallerVerifier(settings, fetchImpl),
-      signer: settings.signingJwk === null ? null : createProviderTokenSigner(settings.signingJwk),
+      signer,
       requireAuth: settings.requireAuth,
       gatewayIssuer: settings.gatewayIssuer,
     },
@@ -160,6 +182,7 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
     describeProviders: config.describeProviders ?? fromEnv.describeProviders,
     allowLoopback,
     mcpOrigins: fromEnv.mcpOrigins,
+    mining,
   };
 }
 

@@ -38,6 +38,7 @@ import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
 import { Flight } from "./flight.ts";
 import { searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
+import { MiningGate } from "./mining/mining-gate.ts";
 
 export type { ActionAsk } from "./action-run.ts";
 
@@ -61,8 +62,11 @@ export class GatewayState {
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
   /** What an expand or refresh reads of this instance (action-run.ts). */
   readonly #actions: ActionHost;
+  /** Search traces (docs/envelope.md, "Mining"); null when no sink is configured. */
+  readonly mining: MiningGate | null;
 
   constructor(readonly config: ResolvedConfig) {
+    this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#searches = new Slots(config.maxInflight);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.now) : null;
     this.#descriptions = config.describeProviders
@@ -118,7 +122,9 @@ export class GatewayState {
       this.#considered(steady.plan.decision),
     );
     const joined = this.#flights.get(key);
-    if (joined !== undefined) return { ok: true, search: admitted(joined, ask, true, null) };
+    if (joined !== undefined) {
+      return { ok: true, search: admitted(joined, ask, true, null, this.mining) };
+    }
     const planned = planSearch(ask.request, deps);
     if (!planned.ok) return refused(planned.problem, ask.requestId);
     const release = this.#searches.tryTake();
@@ -136,7 +142,7 @@ export class GatewayState {
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
     });
     this.#flights.set(key, flight);
-    return { ok: true, search: admitted(flight, ask, false, release) };
+    return { ok: true, search: admitted(flight, ask, false, release, this.mining) };
   }
 
   /** Every provider a plan names, run or not: any of them may run once another is suspended. */

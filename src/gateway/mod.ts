@@ -18,10 +18,13 @@
  * - Only GatewayState counts searches in flight, and a slot is given back exactly once, when the
  *   search's answer was delivered (a stream's last event written) or the run failed.
  * - The version the gateway reports is package.json's.
+ * - A search's trace (mining/) is recorded only after its answer was handed over, and nothing
+ *   mining does changes an answer.
  */
 export * from "./env-config.ts";
 export * from "./gateway-config.ts";
 export * from "./gateway-state.ts";
+export * from "./mining/mod.ts";
 export * from "./remote-builtins.ts";
 export * from "./search-run.ts";
 export * from "./slots.ts";

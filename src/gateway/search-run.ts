@@ -3,14 +3,15 @@
  * in-process search alike: admitted (planned, then given an in-flight slot), run, and answered
  * with the envelope of docs/envelope.md.
  */
-import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { Envelope, Mining } from "../protocol/envelope-schema.ts";
 import { OVERLOADED_RETRY_AFTER_MS } from "../protocol/limits.ts";
 import type { RequestProblem, SearchRequest } from "../protocol/search-request.ts";
 import type { CompletedSearch, SearchHooks } from "../core/search.ts";
-import { problemEnvelope } from "../envelope/build-envelope.ts";
+import { MINING_DISABLED, problemEnvelope } from "../envelope/build-envelope.ts";
 import { searchEnvelope } from "../envelope/search-envelope.ts";
 import type { Caller } from "../auth/caller.ts";
 import type { Flight } from "./flight.ts";
+import type { MiningGate } from "./mining/mining-gate.ts";
 
 /** A read and validated search request, and who asks. */
 export type SearchAsk = {
@@ -27,10 +28,15 @@ export type Admission = { ok: false; envelope: Envelope } | { ok: true; search: 
 export type RunOptions = SearchHooks & {
   /** Fires when the caller goes away: every attempt is cancelled. */
   signal: AbortSignal;
+  /**
+   * Runs work once the answer was handed over, never awaited by the answer (a later turn on Node
+   * and Deno, `waitUntil` on Workers); without it, the search's trace is not recorded.
+   */
+  later?: ((work: () => Promise<void>) => void) | undefined;
 };
 
-/** What a run produced: the search, and the envelope a plain answer carries. */
-export type SearchRun = { completed: CompletedSearch; envelope: Envelope };
+/** What a run produced: the search, the envelope a plain answer carries, and its mining block. */
+export type SearchRun = { completed: CompletedSearch; envelope: Envelope; mining: Mining };
 
 /** A search holding an in-flight slot. */
 export type AdmittedSearch = {
@@ -48,17 +54,25 @@ export type AdmittedSearch = {
  */
 export function admitted(
   flight: Flight,
-  ask: { request: Pick<SearchRequest, "view">; requestId: string },
+  ask: SearchAsk,
   coalesced: boolean,
   release: (() => void) | null,
+  mining: MiningGate | null,
 ): AdmittedSearch {
   const leave = flight.join();
   return {
     async run(options, deliver) {
       try {
         const completed = await flight.follow(options, coalesced, leave);
-        const envelope = searchEnvelope(completed, ask.requestId, ask.request.view);
-        return await deliver({ completed, envelope });
+        const block = mining?.block() ?? MINING_DISABLED;
+        const envelope = searchEnvelope(completed, ask.requestId, ask.request.view, block);
+        const answer = await deliver({ completed, envelope, mining: block });
+        if (mining !== null && block.recorded && options.later) {
+          const { request, caller, requestId } = ask;
+          const answeredAt = Date.now();
+          options.later(() => mining.record({ completed, request, caller, requestId, answeredAt }));
+        }
+        return answer;
       } finally {
         leave();
         release?.();

@@ -56,6 +56,24 @@ const BODY_PROBLEMS: Record<Exclude<BodyRead, { ok: true }>["code"], string> = {
   bad_request: "the request body was broken off before it ended",
 };
 
+/**
+ * Runs work after the answer: on a later turn, so the handler has returned its response first, and
+ * inside `waitUntil` where the runtime has one (Workers), which keeps the isolate for it.
+ */
+function afterAnswer(c: Context<GatewayEnv>): (work: () => Promise<void>) => void {
+  let waitUntil: ((promise: Promise<unknown>) => void) | null = null;
+  try {
+    const context = c.executionCtx;
+    waitUntil = (promise) => context.waitUntil(promise);
+  } catch {
+    // Node, Deno and app.request have no execution context: the turn after the answer is enough.
+  }
+  return (work) => {
+    const done = new Promise((resolve) => setTimeout(resolve, 0)).then(work).catch(() => {});
+    waitUntil?.(done);
+  };
+}
+
 export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(config));
   const app = new Hono<GatewayEnv>();
@@ -120,12 +138,13 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
       requestId,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
+    const later = state.mining === null ? undefined : afterAnswer(c);
     const format = streamFormat(c.req.header("accept"), streamParam);
     if (format !== null) {
-      return streamSearch(c, format, admission.search, requestId, state.config.heartbeatMs);
+      return streamSearch(c, format, admission.search, requestId, state.config.heartbeatMs, later);
     }
     return await admission.search.run(
-      { signal: c.req.raw.signal },
+      { signal: c.req.raw.signal, later },
       ({ completed, envelope }) =>
         envelopeResponse(envelope, { "server-timing": serverTiming(completed) }),
     );

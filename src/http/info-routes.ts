@@ -3,7 +3,7 @@
  * may see them), the JSON Schemas, and the public keys providers verify gateway tokens with.
  */
 import type { Hono } from "hono";
-import type { Envelope, ProviderListing } from "../protocol/envelope-schema.ts";
+import type { Envelope, MiningStatus, ProviderListing } from "../protocol/envelope-schema.ts";
 import type { Caller } from "../auth/caller.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
@@ -11,6 +11,17 @@ import type { GatewayState } from "../gateway/gateway-state.ts";
 import { VERSION } from "../gateway/version.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { DOCS, isSchemaName, ROUTES, SCHEMA_NAMES } from "./route-table.ts";
+
+/** `/v1/status`'s mining without a sink. */
+const MINING_OFF: MiningStatus = {
+  state: "disabled",
+  configured: false,
+  sink: null,
+  health: [],
+  queued: 0,
+  dropped: 0,
+  written: 0,
+};
 
 /** Documents that change only with a deploy; a short cache spares repeated fetches. */
 export const DOCUMENT_CACHE = "public, max-age=300";
@@ -51,6 +62,7 @@ export async function statusEnvelope(
       searches_in_flight: state.searchesInFlight,
       max_inflight: state.config.maxInflight,
       max_providers: state.config.maxProviders,
+      mining: state.mining?.status() ?? MINING_OFF,
     },
   });
 }

@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import { stream } from "hono/streaming";
 import { doneEnvelope } from "../envelope/search-envelope.ts";
-import type { AdmittedSearch } from "../gateway/search-run.ts";
+import type { AdmittedSearch, RunOptions } from "../gateway/search-run.ts";
 
 export type StreamFormat = "ndjson" | "sse";
 
@@ -41,6 +41,7 @@ export function streamSearch(
   search: AdmittedSearch,
   requestId: string,
   heartbeatMs: number,
+  later: RunOptions["later"],
 ): Response {
   c.header("content-type", CONTENT_TYPES[format]);
   c.header("cache-control", "no-store");
@@ -67,13 +68,14 @@ export function streamSearch(
     try {
       await search.run({
         signal,
+        later,
         onPlan: (decision) => send({ event: "plan", request_id: requestId, decision }),
         onAttempt: (index, attempt) =>
           send({ event: "provider", request_id: requestId, index, attempt }),
-      }, async ({ completed }) => {
+      }, async ({ completed, mining }) => {
         if (!signal.aborted) {
           send({ event: "merged", request_id: requestId, merged: completed.result.merged ?? [] });
-          send({ event: "done", ...doneEnvelope(completed, requestId) });
+          send({ event: "done", ...doneEnvelope(completed, requestId, mining) });
         }
         await writes;
       });

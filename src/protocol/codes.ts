@@ -175,6 +175,7 @@ export const COMMANDS = [
   "schema",
   "validate",
   "conformance",
+  "replay",
   "index",
   "unknown",
 ] as const;

@@ -18,6 +18,9 @@ import {
   SKIP_REASONS,
   TIMEOUT_BUDGETS,
 } from "./codes.ts";
+import { ReplayResultSchema } from "./replay-result-schema.ts";
+
+export { type ReplayResult, ReplayResultSchema } from "./replay-result-schema.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** A moment as RFC 3339 in UTC, as `Date.prototype.toISOString` writes it. */
@@ -163,6 +166,24 @@ export const GatewayDoctorResultSchema = v.strictObject({
   providers: v.array(ProviderStateSchema),
 });
 
+const MiningState = v.picklist(["enabled", "disabled", "undecided", "degraded"]);
+
+/** Mining as `/v1/status` shows it (docs/envelope.md, "Mining"): the block's state and counters. */
+export const MiningStatusSchema = v.strictObject({
+  state: MiningState,
+  configured: v.boolean(),
+  /** Which kind of sink, never where it is; null when none is configured. */
+  sink: v.nullable(v.picklist(["file", "webhook", "queue"])),
+  health: v.array(v.string()),
+  /** Traces waiting for the sink. */
+  queued: Int,
+  /** Traces dropped since start because the queue was full. */
+  dropped: Int,
+  /** Traces the sink took since start. */
+  written: Int,
+});
+export type MiningStatus = v.InferOutput<typeof MiningStatusSchema>;
+
 export const StatusResultSchema = v.strictObject({
   service: v.literal("tracefetch-edge"),
   version: v.string(),
@@ -170,6 +191,8 @@ export const StatusResultSchema = v.strictObject({
   searches_in_flight: Int,
   max_inflight: Int,
   max_providers: Int,
+  /** Absent from gateways older than mining. */
+  mining: v.optional(MiningStatusSchema),
 });
 
 /** One check of `tracefetch doctor`: its own code (from the one table) and what to do about it. */
@@ -205,6 +228,10 @@ export const ConnectResultSchema = v.strictObject({
   token_set: v.boolean(),
   saved_to: v.string(),
   gateway_version: v.string(),
+  /** The gateway's mining, as its `/v1/status` says; absent when it does not say. */
+  mining: v.optional(
+    v.strictObject({ state: MiningState, configured: v.boolean(), health: v.array(v.string()) }),
+  ),
 });
 
 /** `tracefetch conformance`: a provider endpoint checked case by case (the transcript is for people). */
@@ -263,7 +290,7 @@ export const IndexResultSchema = v.strictObject({
 });
 
 export const MiningSchema = v.strictObject({
-  state: v.picklist(["enabled", "disabled", "undecided", "degraded"]),
+  state: MiningState,
   configured: v.boolean(),
   recorded: v.boolean(),
   health: v.array(v.string()),
@@ -295,6 +322,7 @@ export const EnvelopeSchema = v.strictObject({
       ExpandResultSchema,
       GatewayDoctorResultSchema,
       RefreshResultSchema,
+      ReplayResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),

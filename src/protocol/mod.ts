@@ -22,3 +22,5 @@ export * from "./search-request.ts";
 export * from "./envelope-schema.ts";
 export * from "./config-error.ts";
 export * from "./json-value.ts";
+export * from "./trace-schema.ts";
+export * from "./trace-version.ts";

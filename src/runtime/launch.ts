@@ -19,6 +19,7 @@ import {
   manifestFileMissing,
   manifestFileUnreadable,
 } from "../gateway/start-problems.ts";
+import { openTraceFile } from "./trace-file-sink.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 export type Listen = (
@@ -50,6 +51,8 @@ export async function launch(
   const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"), {
     reload: () => loadCorpus(docs, "docs/"),
   });
+  const { file, fileMaxBytes } = settings.mining;
+  const traceSink = file === null ? undefined : await openTraceFile(file, fileMaxBytes);
   const embedded = configured === null ? await startEmbeddedDefault(listen) : null;
   try {
     const manifest = configured === null
@@ -68,6 +71,7 @@ export async function launch(
       // On unless TRACEFETCH_API_DOCS says off: the viewer is read from node_modules on first use.
       apiDocs: (settings.apiDocs ?? true) ? installedViewer() : null,
       onWarning: (line) => warnings.push(line),
+      traceSink,
     });
     let gateway: Served;
     try {

@@ -41,6 +41,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
       app: createGateway({
         manifest,
         env,
+        traceSink: await queueSinkFor(settings.mining.queue, bindings),
         builtins: {
           ...(workspace ? { workspace } : {}),
           ...await remoteBuiltins(env, settings.allowLoopback),
@@ -58,6 +59,22 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
     console.error(`tracefetch: configuration refused: ${refused.error}`);
     return refused;
   }
+}
+
+/**
+ * The Queue sink for the binding TRACEFETCH_TRACE_QUEUE names; its code is a module of its own,
+ * loaded only when the variable is set.
+ */
+async function queueSinkFor(name: string | null, bindings: Bindings) {
+  if (name === null) return undefined;
+  const { isQueueBinding, queueSink } = await import("../gateway/mining/queue-sink.ts");
+  const binding = bindings[name];
+  if (!isQueueBinding(binding)) {
+    throw new Error(
+      `TRACEFETCH_TRACE_QUEUE names "${name}", but this Worker has no Queue binding of that name (wrangler.toml, [[queues.producers]])`,
+    );
+  }
+  return queueSink(binding);
 }
 
 function answer(

@@ -2,8 +2,8 @@
  * Ranking-quality metrics over judged collections, computed the way trec_eval computes them so our
  * numbers can be set beside published ones.
  *
- * Boundary: pure functions over ids and judgments; reading files and running searches live in the
- * harness.
+ * Boundary: pure functions over ids and judgments; reading files and running searches live in
+ * their callers, `npm run eval` (bench/eval) and `tracefetch replay`, which share these figures.
  *
  * Invariants:
  * - A document is relevant when its relevance is > 0; relevance <= 0 never earns gain.
@@ -186,6 +186,15 @@ export function queryMetrics(
     mrr: reciprocalRank(ranking, judgments),
     p_10: precisionAt(ranking, judgments, PRECISION_DEPTH),
   };
+}
+
+/**
+ * The document id a locator names, as judgments write it: its last path segment, decoded (the
+ * judged collections of `npm run eval` serve `https://<collection>.eval.example/doc/<id>`).
+ */
+export function documentIdOf(locator: string): string {
+  const path = locator.replace(/[?#].*$/, "").replace(/\/+$/, "");
+  return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1));
 }
 
 export type EvaluateOptions = {

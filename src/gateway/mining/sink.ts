@@ -1,0 +1,24 @@
+/**
+ * Where traces go: one sink per gateway, chosen by configuration. The gateway builds the webhook
+ * sink itself; a runtime hands it the file sink (Node, Deno) or the Queue sink (Workers).
+ */
+import type { Trace } from "../../protocol/trace-schema.ts";
+
+export type SinkKind = "file" | "webhook" | "queue";
+
+/** A trace with its JSON, serialised once: sizes are counted on it and sinks write it as it is. */
+export type TraceEntry = { trace: Trace; json: string };
+
+export type TraceSink = {
+  readonly kind: SinkKind;
+  /** Writes one batch, in order; rejects when the sink did not take all of it. */
+  write(entries: readonly TraceEntry[]): Promise<void>;
+};
+
+/**
+ * A sink's failure, worded for `health` ("webhook answered 503"): the only error whose message is
+ * shown. It names no URL, path or secret; any other error shows only its code or name.
+ */
+export class SinkError extends Error {
+  override name = "SinkError";
+}

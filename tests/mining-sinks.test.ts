@@ -1,0 +1,83 @@
+/**
+ * The sink cases (tests/support/mining-cases.ts) through the JSONL file and the webhook, on the
+ * runtime running this file: Node under `node --test`, Deno under `deno test`. The file sink is
+ * opened as the Node and Deno entries open it (src/runtime/launch.ts), then handed to the gateway.
+ */
+import { mkdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGateway } from "../src/http/mod.ts";
+import { configFromEnv } from "../src/gateway/mod.ts";
+import type { Trace } from "../src/protocol/trace-schema.ts";
+import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
+import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { sinkCases } from "./support/mining-cases.ts";
+import { startCollector, tracesOfBodies, tracesOfLines } from "./support/mining-fixture.ts";
+
+const RUNTIME = "Deno" in globalThis ? "Deno" : "Node";
+/** Each runtime's own client for providers and the webhook, as its entry uses. */
+const runtimeFetch = "Deno" in globalThis ? undefined : createNodeFetch();
+
+sinkCases({
+  name: `${RUNTIME}, JSONL file`,
+  breaks: ["fail"],
+  async start(world, env) {
+    const dir = await mkdtemp(join(tmpdir(), "tracefetch-traces-"));
+    const path = join(dir, "traces.jsonl");
+    const settings = { ...world.env, TRACEFETCH_TRACE_FILE: path, ...env };
+    const sink = await openTraceFile(path, configFromEnv(settings).mining.fileMaxBytes);
+    const app = createGateway({
+      manifest: world.manifest,
+      env: settings,
+      traceSink: sink,
+      ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
+    });
+    /** Traces read before the file was taken away, when the sink was broken. */
+    const kept: Trace[] = [];
+    const inFile = () => {
+      try {
+        return tracesOfLines(readFileSync(path, "utf8"));
+      } catch {
+        return [];
+      }
+    };
+    return {
+      fetch: async (p, init) => await app.request(p, init),
+      traces: () => Promise.resolve([...kept, ...inFile()]),
+      // A folder where the file was: every append fails (EISDIR) until it is removed.
+      breakSink: () => {
+        kept.push(...inFile());
+        rmSync(path);
+        mkdirSync(path);
+      },
+      healSink: () => rmdirSync(path),
+      close: () => rm(dir, { recursive: true, force: true }),
+    };
+  },
+});
+
+sinkCases({
+  name: `${RUNTIME}, webhook`,
+  breaks: ["fail", "hang"],
+  async start(world, env) {
+    const collector = await startCollector();
+    const app = createGateway({
+      manifest: world.manifest,
+      env: { ...world.env, TRACEFETCH_TRACE_WEBHOOK: collector.url, ...env },
+      ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
+    });
+    const jwks = await (await app.request("/.well-known/jwks.json")).json();
+    return {
+      fetch: async (p, init) => await app.request(p, init),
+      traces: () => tracesOfBodies(collector.taken, jwks),
+      breakSink: (mode) => {
+        collector.mode = mode;
+      },
+      healSink: () => {
+        collector.mode = "ok";
+      },
+      close: () => collector.close(),
+    };
+  },
+});
