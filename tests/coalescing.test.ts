@@ -172,7 +172,8 @@ describe("coalescing over a real listener: who leaves and who stays", () => {
   });
 
   it("the first caller disconnecting does not abort the fan-out the others wait on", async () => {
-    const alpha = await provider(slow("alpha", 400));
+    // Slow enough that the second caller surely joins before the first leaves, on a busy machine.
+    const alpha = await provider(slow("alpha", 1_500));
     await server?.close();
     server = await listen(gateway([{ name: "alpha", endpoint: alpha.url }]).fetch, "127.0.0.1", 0);
     const url = `http://127.0.0.1:${server.port}/v1/search?q=leaving`;
@@ -186,7 +187,7 @@ describe("coalescing over a real listener: who leaves and who stays", () => {
       status: res.status,
       body: assertEnvelope(await res.json()),
     }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     leaving.abort();
     assert.equal(await first, "AbortError");
     const { status, body } = await staying;
