@@ -7,6 +7,7 @@
  * Invariants:
  * - Identical inputs give p = 1; p is never 0 (the observed labelling is one of the permutations).
  */
+import { seeded } from "../../tests/support/random.ts";
 
 /** The usual choice in IR papers: at p = 0.01 the estimate's standard error is about 0.001. */
 const DEFAULT_PERMUTATIONS = 10_000;
@@ -29,18 +30,6 @@ export type RandomisationResult = {
   p_value: number;
 };
 
-/** mulberry32: a 32-bit state PRNG, small and good enough to choose signs. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
-
 /**
  * Two-sided paired randomisation (sign-flip) test on the per-query differences a[i] - b[i]: under
  * the null hypothesis each difference is as likely to have the opposite sign.
@@ -61,14 +50,14 @@ export function pairedRandomisation(
   const differences = a.map((value, index) => value - (b[index] as number));
   const n = differences.length;
   const observed = differences.reduce((sum, d) => sum + d, 0) / n;
-  const next = mulberry32(options.seed ?? DEFAULT_SEED);
+  const next = seeded(options.seed ?? DEFAULT_SEED);
   let extreme = 0;
   for (let p = 0; p < permutations; p++) {
     let sum = 0;
     let bits = 0;
     for (let i = 0; i < n; i++) {
       // One PRNG draw supplies 32 signs.
-      if (i % 32 === 0) bits = next();
+      if (i % 32 === 0) bits = next() * 2 ** 32;
       sum += (bits >>> (i % 32)) & 1 ? differences[i] as number : -(differences[i] as number);
     }
     if (Math.abs(sum / n) >= Math.abs(observed) - TIE_TOLERANCE) extreme++;
