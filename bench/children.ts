@@ -3,6 +3,7 @@
  * report ready, and guarantees that all of them are killed when the harness exits, by any path.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { IpcReady, IpcReply, IpcRequest } from "./child-ipc.ts";
 
@@ -24,13 +25,39 @@ export type ChildOptions = {
   readyTimeoutMs?: number;
 };
 
+/**
+ * A Node child loads its TypeScript through tsx, which takes seconds on a busy 2-core machine, and
+ * scenario 4 starts seven processes at once.
+ */
+const READY_TIMEOUT_MS = 60_000;
+
 const live = new Set<ChildProcess>();
+/** Processes a child started itself (workerd under Miniflare), by id, with their command name. */
+const grandchildren = new Map<number, string>();
 
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
 /** Synchronous, for process 'exit': every child still running gets SIGKILL. */
 export function killAll(): void {
   for (const child of live) if (running(child)) child.kill("SIGKILL");
+  for (const [pid, comm] of grandchildren) {
+    try {
+      // Only while the id still names that program: an id is reused once its process is reaped.
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === comm) process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  grandchildren.clear();
+}
+
+/** A process a child reported starting: killed with the children if it outlives its parent. */
+export function adoptPid(pid: number): void {
+  try {
+    grandchildren.set(pid, readFileSync(`/proc/${pid}/comm`, "utf8").trim());
+  } catch {
+    // Already gone.
+  }
 }
 
 /** SIGKILL to every child, then waits (at most 2 s) until they have exited. */
@@ -114,7 +141,7 @@ export function startChild<Info>(
     const timer = setTimeout(() => {
       void kill();
       reject(new Error(`${name} did not report ready`));
-    }, options.readyTimeoutMs ?? 20_000);
+    }, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited before it was ready (${signal ?? code})`));
@@ -123,6 +150,76 @@ export function startChild<Info>(
       if (m?.type !== "ready") return;
       clearTimeout(timer);
       resolve({ name, pid: child.pid as number, info: m.info as Info, request, stop, kill });
+    });
+  });
+}
+
+/**
+ * Spawns a program that is not a Node child (Deno), which reports ready with one JSON line
+ * `{"type":"ready","info":...}` on stdout and exits when its stdin closes, so it never outlives
+ * the harness. It has no IPC channel: `request` refuses every op.
+ */
+export function startCommand<Info>(
+  name: string,
+  command: string,
+  args: string[],
+  options: ChildOptions = {},
+): Promise<Child<Info>> {
+  const child = spawn(command, args, {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, ...options.env },
+  });
+  live.add(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  void exited.then(() => live.delete(child));
+  const kill = async () => {
+    if (running(child)) child.kill("SIGKILL");
+    await exited;
+  };
+  const stop = async () => {
+    if (!running(child)) return;
+    child.stdin?.end();
+    const timer = setTimeout(() => void kill(), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const request = (op: string) => Promise.reject(new Error(`${name}: no IPC for ${op}`));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void kill();
+      reject(new Error(`${name} did not report ready`));
+    }, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited before it was ready (${signal ?? code})`));
+    });
+    let pending = "";
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (chunk: string) => {
+      pending += chunk;
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        let message: IpcReady | null = null;
+        try {
+          message = JSON.parse(line) as IpcReady;
+        } catch {
+          // Not the ready line: the program's own output.
+        }
+        if (message?.type !== "ready") {
+          if (line !== "") console.error(`${name}: ${line}`);
+          continue;
+        }
+        clearTimeout(timer);
+        resolve({
+          name,
+          pid: child.pid as number,
+          info: message.info as Info,
+          request,
+          stop,
+          kill,
+        });
+      }
     });
   });
 }

@@ -8,7 +8,8 @@ import { Agent, request } from "node:http";
 export type Timed = { status: number; ms: number; bytes: number; markMs: number | null };
 
 export type RequestSpec = {
-  url: string;
+  /** A function gives each request its own URL (a distinct query, so no search joins another). */
+  url: string | (() => string);
   method?: "GET" | "POST";
   body?: string;
   /** Records the time of the first NDJSON line that starts with this. */
@@ -27,7 +28,8 @@ export function timed(spec: RequestSpec, agent: Agent): Promise<Timed> {
       headers["content-type"] = "application/json";
       headers["content-length"] = Buffer.byteLength(spec.body);
     }
-    const req = request(spec.url, { method: spec.method ?? "GET", agent, headers }, (res) => {
+    const url = typeof spec.url === "string" ? spec.url : spec.url();
+    const req = request(url, { method: spec.method ?? "GET", agent, headers }, (res) => {
       let bytes = 0;
       let markMs: number | null = null;
       let pending = "";
@@ -88,7 +90,10 @@ export async function sequential(
 
 export type LoadResult = {
   rps: number;
+  /** Answers that started and ended inside the counted time. */
   completed: number;
+  /** Every request sent, warm-up and the ones crossing the end included: what the target served. */
+  sent: number;
   errors: number;
   latencies: number[];
 };
@@ -109,8 +114,10 @@ export async function closedLoop(
   const end = measureFrom + durationMs;
   const latencies: number[] = [];
   let errors = 0;
+  let sent = 0;
   const worker = async () => {
     while (performance.now() < end) {
+      sent++;
       const t0 = performance.now();
       let ok = false;
       try {
@@ -132,6 +139,7 @@ export async function closedLoop(
   return {
     rps: latencies.length / (durationMs / 1000),
     completed: latencies.length,
+    sent,
     errors,
     latencies,
   };

@@ -5,11 +5,19 @@
  */
 import { fileURLToPath } from "node:url";
 import { closedLoop, sequential } from "./http-client.ts";
-import { GROUPS, searchUrl, startGateway, type Urls, verify } from "./targets.ts";
+import {
+  distinctSearches,
+  GROUPS,
+  searchUrl,
+  startGateway,
+  type Urls,
+  verify,
+  WIDE_CANDIDATES,
+} from "./targets.ts";
 import { CONCURRENCY } from "./scenario-throughput.ts";
 
 type CallFrame = { functionName: string; url: string; lineNumber: number };
-type ProfileNode = { id: number; callFrame: CallFrame };
+type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 export type CpuProfile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -63,11 +71,15 @@ export function topSelfTime(profile: CpuProfile, top = 12): string {
   ].join("\n");
 }
 
-async function profiled(urls: Urls, work: (url: string) => Promise<unknown>): Promise<string> {
-  const gateway = await startGateway(urls, GROUPS.zero4);
+async function profiled(
+  urls: Urls,
+  work: (url: () => string) => Promise<unknown>,
+): Promise<string> {
+  const gateway = await startGateway(urls, GROUPS.wide4);
   try {
-    const url = searchUrl(gateway, { q: "deadline", limit: "10" });
-    await verify("gateway", url, 4);
+    const params = { q: "deadline", limit: String(WIDE_CANDIDATES) };
+    await verify("gateway", searchUrl(gateway, params), 4);
+    const url = distinctSearches(gateway, params);
     await sequential({ url }, 200, 0);
     await gateway.request("profile-start");
     await work(url);
@@ -81,10 +93,10 @@ export async function profileRun(urls: Urls): Promise<string> {
   const unloaded = await profiled(urls, (url) => sequential({ url }, 0, 300));
   const loaded = await profiled(urls, (url) => closedLoop({ url }, CONCURRENCY, 0, 5_000));
   return [
-    "CPU profile of the gateway child: 300 sequential searches, 4 zero-delay providers",
+    "CPU profile of the gateway child: 300 sequential searches, 4 zero-delay providers x 20",
     unloaded,
     "",
-    `CPU profile of the gateway child: concurrency ${CONCURRENCY} for 5 s, 4 zero-delay providers`,
+    `CPU profile of the gateway child: concurrency ${CONCURRENCY} for 5 s, 4 zero-delay providers x 20`,
     loaded,
   ].join("\n");
 }

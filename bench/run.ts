@@ -2,7 +2,9 @@
  * `npm run bench`: starts the provider servers, then for each scenario the gateway under test, the
  * naive baseline and the ceiling, each in its own child process on 127.0.0.1; measures; prints one
  * table with the targets; and stops everything. `npm run bench -- --profile` prints CPU profiles
- * instead. A watchdog ends the run (and every child) if it ever takes longer than 3 minutes.
+ * instead; `--only 1,4` runs only those scenarios; `--compare DIR` adds the Node gateway of another
+ * checkout (an older commit) to scenario 4, measured beside this one. A watchdog ends the run (and
+ * every child) if it ever takes longer than 5 minutes.
  */
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { installCleanup, killAllAndWait } from "./children.ts";
@@ -13,7 +15,18 @@ import { profileRun } from "./profile.ts";
 import { notes, type Row, table } from "./report.ts";
 import { startProviders } from "./targets.ts";
 
-const WATCHDOG_MS = 180_000;
+/**
+ * About 2.5 minutes on the 2-core machine of docs/benchmarks.md, of which scenario 4 (seven
+ * targets over three runtimes, workerd's bundle built first, then two profiles) is a minute:
+ * twice that, so a busy machine still finishes while a hung run is still stopped.
+ */
+const WATCHDOG_MS = 300_000;
+
+/** The value after a flag (`--compare DIR`), or undefined. */
+function option(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+}
 
 function machine(): string {
   const gib = (totalmem() / 1024 ** 3).toFixed(1);
@@ -41,20 +54,39 @@ async function main(): Promise<void> {
     step("profiling the gateway");
     console.log(await profileRun(urls));
   } else {
+    const only = option("--only")?.split(",");
+    const runs = (n: string) => only === undefined || only.includes(n);
+    const compare = option("--compare");
     const rows: Row[] = [];
-    step("1 overhead");
-    rows.push(...await overhead(urls));
-    step("2 first event");
-    rows.push(...await firstEvent(urls));
-    step("3 memory");
-    const mem = await memory(urls, providers);
-    rows.push(...mem.rows);
-    step("4 throughput");
-    rows.push(...await throughput(urls));
-    step("5 unloaded latency");
-    rows.push(...await unloaded(urls));
+    let memNote = "(not run)";
+    let details = "";
+    if (runs("1")) {
+      step("1 overhead");
+      rows.push(...await overhead(urls));
+    }
+    if (runs("2")) {
+      step("2 first event");
+      rows.push(...await firstEvent(urls));
+    }
+    if (runs("3")) {
+      step("3 memory");
+      const mem = await memory(urls, providers);
+      rows.push(...mem.rows);
+      memNote = mem.note;
+    }
+    if (runs("4")) {
+      step("4 throughput and CPU per search");
+      const load = await throughput(urls, compare);
+      rows.push(...load.rows);
+      details = load.details;
+    }
+    if (runs("5")) {
+      step("5 unloaded latency");
+      rows.push(...await unloaded(urls));
+    }
     console.log(`TraceFetch Edge benchmark: ${header}\n`);
     console.log(table(rows));
+    if (details !== "") console.log(`\n${details}`);
     console.log(`\n${
       notes([
         "latency minus 50 ms over 200 sequential searches (limit=50) after 20 warm-up rounds, " +
@@ -62,7 +94,7 @@ async function main(): Promise<void> {
         "without any gateway: the floor of timer slack and one HTTP exchange.",
         'time to the first NDJSON line starting {"event":"provider", minus 10 ms, over 100 ' +
         "sequential streamed searches; 'direct' is the 10 ms provider called without a gateway.",
-        mem.note,
+        memNote,
         "closed loop, 16 keep-alive connections; 1 s warm-up per target, then five 1 s windows " +
         "each, targets taking turns; the ceiling is a bare Hono route making one fetch.",
         "300 sequential searches after 50 warm-up rounds, gateway, naive and the single-fetch " +

@@ -10,6 +10,7 @@ import { type Row, verdict } from "./report.ts";
 import { count, MiB, mib } from "./stats.ts";
 import type { Agent } from "node:http";
 import {
+  distinctSearches,
   GROUPS,
   type Port,
   searchUrl,
@@ -62,7 +63,7 @@ type Measured = {
 async function oneSearch(
   gateway: Child<Port>,
   providers: Providers,
-  url: string,
+  url: () => string,
   agent: Agent,
   port: number,
 ): Promise<Measured> {
@@ -85,14 +86,14 @@ async function gatewaySide(urls: Urls, providers: Providers) {
     // Warm-up with ordinary searches of the other provider: code compiled, pools open. The first
     // endless search is then the first to read a large body, so its growth is not hidden by
     // memory an earlier one left committed; the second shows the steady state.
-    const warm = searchUrl(gateway, { q: "deadline", providers: "zero0" });
-    await verify("gateway", warm, 1);
+    await verify("gateway", searchUrl(gateway, { q: "deadline", providers: "zero0" }), 1);
+    const warm = distinctSearches(gateway, { q: "deadline", providers: "zero0" });
     for (let i = 0; i < 50; i++) await timed({ url: warm }, agent);
-    const url = searchUrl(gateway, { q: "deadline", providers: "endless" });
+    const url = distinctSearches(gateway, { q: "deadline", providers: "endless" });
     const port = Number(new URL(urls.endless as string).port);
     const first = await oneSearch(gateway, providers, url, agent, port);
     const second = await oneSearch(gateway, providers, url, agent, port);
-    const envelope = (await (await fetch(url)).json()) as {
+    const envelope = (await (await fetch(url())).json()) as {
       result?: { candidates?: Array<{ code?: string }> };
     };
     const code = envelope.result?.candidates?.[0]?.code ?? "unknown";

@@ -3,7 +3,8 @@
  * gateway, a naive baseline and the single-fetch ceiling, each in its own child so its RSS and CPU
  * are its own. Also the sanity check every target must pass before it is measured.
  */
-import { type Child, startChild } from "./children.ts";
+import { fileURLToPath } from "node:url";
+import { adoptPid, type Child, startChild, startCommand } from "./children.ts";
 import type { ProviderSpec } from "./provider-servers.ts";
 
 export const SCOPE = "bench";
@@ -18,13 +19,24 @@ export const GROUPS = {
   endless: ["endless", "zero0"],
   zero4: range("zero", 4),
   zero8: range("zero", 8),
+  /** The CPU and throughput case: 4 zero-delay providers of 20 candidates each. */
+  wide4: range("wide", 4),
 } as const;
+
+/** Candidates each `wide` provider answers: the size of the issue's 4-provider case. */
+export const WIDE_CANDIDATES = 20;
 
 export const PROVIDER_SPECS: ProviderSpec[] = [
   ...GROUPS.slow8.map((name) => ({ name, scope: SCOPE, delayMs: 50, candidates: 50 })),
   ...[10, 30, 50].map((d) => ({ name: `first${d}`, scope: SCOPE, delayMs: d, candidates: 10 })),
   { name: "endless", scope: SCOPE, delayMs: 0, candidates: 0, endless: true },
   ...GROUPS.zero8.map((name) => ({ name, scope: SCOPE, delayMs: 0, candidates: 10 })),
+  ...GROUPS.wide4.map((name) => ({
+    name,
+    scope: SCOPE,
+    delayMs: 0,
+    candidates: WIDE_CANDIDATES,
+  })),
 ];
 
 export type Urls = Record<string, string>;
@@ -44,12 +56,8 @@ function pick(urls: Urls, names: readonly string[]) {
   });
 }
 
-export function startGateway(
-  urls: Urls,
-  names: readonly string[],
-  execArgv: string[] = [],
-): Promise<Child<Port>> {
-  const manifest = {
+function manifestOf(urls: Urls, names: readonly string[]) {
+  return {
     schema_version: "tracefetch.providers.v1",
     providers: pick(urls, names).map(({ name, url }) => ({
       name,
@@ -58,10 +66,53 @@ export function startGateway(
       timeout_seconds: 10,
     })),
   };
-  return startChild("gateway", "./gateway-child.ts", {
-    env: { BENCH_MANIFEST: JSON.stringify(manifest) },
+}
+
+/**
+ * The gateway on Node. `tree` is another checkout of this repository whose gateway runs instead
+ * (`npm run bench -- --compare DIR`: the same harness measures an older tree beside this one).
+ */
+export function startGateway(
+  urls: Urls,
+  names: readonly string[],
+  execArgv: string[] = [],
+  tree?: string,
+): Promise<Child<Port>> {
+  const file = tree === undefined ? "./gateway-child.ts" : `${tree}/bench/gateway-child.ts`;
+  return startChild(tree === undefined ? "gateway" : "compared gateway", file, {
+    env: { BENCH_MANIFEST: JSON.stringify(manifestOf(urls, names)) },
     execArgv: ["--expose-gc", ...execArgv],
   });
+}
+
+/** Deno in node_modules (the `deno` package), as `deno task dev` runs it. */
+const DENO = fileURLToPath(new URL("../node_modules/deno/deno", import.meta.url));
+
+/** The gateway on Deno: Deno.serve and Deno's fetch (bench/deno-gateway.ts). */
+export function startDenoGateway(urls: Urls, names: readonly string[]): Promise<Child<Port>> {
+  const script = fileURLToPath(new URL("./deno-gateway.ts", import.meta.url));
+  return startCommand("deno gateway", DENO, ["run", "-A", script], {
+    env: { BENCH_MANIFEST: JSON.stringify(manifestOf(urls, names)), NO_COLOR: "1" },
+    readyTimeoutMs: 60_000,
+  });
+}
+
+export type WorkerdInfo = Port & { workerd: number };
+
+/** The gateway in workerd through Miniflare; `info.workerd` is workerd's own process id. */
+export async function startWorkerdGateway(
+  urls: Urls,
+  names: readonly string[],
+): Promise<Child<WorkerdInfo>> {
+  const child = await startChild<WorkerdInfo>("workerd gateway", "./workerd-child.ts", {
+    env: {
+      BENCH_MANIFEST: JSON.stringify(manifestOf(urls, names)),
+      WRANGLER_SEND_METRICS: "false",
+    },
+    readyTimeoutMs: 90_000,
+  });
+  adoptPid(child.info.workerd);
+  return child;
 }
 
 export function startNaive(urls: Urls, names: readonly string[]): Promise<Child<Port>> {
@@ -81,6 +132,20 @@ export function startCeiling(urls: Urls, name: string): Promise<Child<Port>> {
 
 export function searchUrl(child: Child<Port>, params: Record<string, string>): string {
   return `http://127.0.0.1:${child.info.port}/v1/search?${new URLSearchParams(params)}`;
+}
+
+let searches = 0;
+
+/**
+ * Search URLs whose query differs on every call (`deadline 1`, `deadline 2`, ...), so no search is
+ * ever served by another one in flight (docs/envelope.md, "Coalescing"): each costs a fan-out.
+ */
+export function distinctSearches(
+  child: Child<Port>,
+  params: Record<string, string>,
+): () => string {
+  const base = `http://127.0.0.1:${child.info.port}/v1/search?`;
+  return () => `${base}${new URLSearchParams({ ...params, q: `${params.q} ${++searches}` })}`;
 }
 
 /** The body a gateway would POST to a provider, for timing a provider directly. */
