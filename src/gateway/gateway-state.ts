@@ -110,12 +110,12 @@ export class GatewayState {
    * it an in-flight slot and starts its fan-out. Call it only once the request was read and
    * validated, so a slow or broken sender never holds a slot.
    */
-  async admit(ask: SearchAsk): Promise<Admission> {
+  admit(ask: SearchAsk): Admission {
     const deps = this.#depsFor(ask.caller, ask.issuer);
     // Suspensions left out: who may share a search must not change as providers come and go.
     const steady = planSearch(ask.request, { ...deps, suspended: undefined });
     if (!steady.ok) return refused(steady.problem, ask.requestId);
-    const key = await searchIdentity(
+    const key = searchIdentity(
       ask.request,
       ask.caller,
       ask.issuer,
@@ -157,7 +157,7 @@ export class GatewayState {
 
   /** Admits and runs a search, and answers with its envelope (the CLI's in-process search). */
   async search(ask: SearchAsk, options: RunOptions): Promise<Envelope> {
-    const admission = await this.admit(ask);
+    const admission = this.admit(ask);
     if (!admission.ok) return admission.envelope;
     return await admission.search.run(options, (run) => run.envelope);
   }

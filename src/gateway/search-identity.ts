@@ -25,25 +25,24 @@ function callerSensitive(spec: ProviderSpec): boolean {
 }
 
 /**
- * The SHA-256 (hex) of the parsed request (defaults filled in, `view` left out: it only shapes
+ * The canonical JSON of the parsed request (defaults filled in, `view` left out: it only shapes
  * the answer), the scopes the caller was granted, and, when `run` holds a provider whose answer
- * may depend on the caller, the caller's `sub` and the tokens' issuer.
+ * may depend on the caller, the caller's `sub` and the tokens' issuer. The text itself is the key:
+ * it lives only while its fan-out is in flight, it is no longer than the request it describes, and
+ * equal texts are exactly the identical searches, where a digest would cost a hash (on Node a trip
+ * through the thread pool) on every search.
  */
-export async function searchIdentity(
+export function searchIdentity(
   request: SearchRequest,
   caller: Caller,
   issuer: string,
   run: readonly ProviderSpec[],
-): Promise<string> {
+): string {
   const { view: _view, ...asked } = request;
   const personal = run.some(callerSensitive);
-  const text = canonicalJson({
+  return canonicalJson({
     request: asked,
     entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
     ...(personal ? { sub: subjectOf(caller), issuer } : {}),
   });
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  let hex = "";
-  for (const byte of new Uint8Array(digest)) hex += byte.toString(16).padStart(2, "0");
-  return hex;
 }

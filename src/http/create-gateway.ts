@@ -131,7 +131,7 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
       const { code, message, field } = parsed.problem;
       return problemResponse("search", code, requestId, message, field);
     }
-    const admission = await state.admit({
+    const admission = state.admit({
       request: parsed.request,
       caller: c.get("caller"),
       issuer: new URL(c.req.url).origin,
