@@ -11,7 +11,7 @@ import {
 } from "../protocol/provider-wire.ts";
 import type { AttemptCode } from "../protocol/codes.ts";
 import { actionRequest, type OptionalAction } from "../protocol/provider-actions.ts";
-import { decodeUtf8, readBounded } from "./bounded-reader.ts";
+import { decodeUtf8 } from "./bounded-reader.ts";
 import {
   classifyActionStatus,
   classifyStatus,
@@ -29,6 +29,7 @@ import type {
 } from "./provider-client.ts";
 import { parseJson } from "../protocol/json-value.ts";
 import { type Settled, settleJson } from "./action-answers.ts";
+import { type ProviderAnswer, type ProviderPost, providerPostOf } from "./provider-post.ts";
 
 export { MAX_ERROR_BODY_BYTES } from "../protocol/limits.ts";
 
@@ -45,13 +46,17 @@ export type HttpProviderOptions = {
   now: () => number;
 };
 
+/** The options and the exchange they resolve to, once per client. */
+type Resolved = HttpProviderOptions & { post: ProviderPost };
+
 export function httpProvider(options: HttpProviderOptions): ProviderClient {
+  const o: Resolved = { ...options, post: providerPostOf(options.fetch) };
   return {
-    call: (call) => callHttp(options, call),
-    describe: async (call) => describeResult(await callAction(options, "describe", call)),
-    health: (call) => callAction(options, "health", call),
-    expand: (request, call) => callAction(options, "expand", call, request),
-    refresh: (call) => callAction(options, "refresh", call),
+    call: (call) => callHttp(o, call),
+    describe: async (call) => describeResult(await callAction(o, "describe", call)),
+    health: (call) => callAction(o, "health", call),
+    expand: (request, call) => callAction(o, "expand", call, request),
+    refresh: (call) => callAction(o, "refresh", call),
   };
 }
 
@@ -63,7 +68,7 @@ type Problem = { kind: "problem"; code: AttemptCode; message: string };
  * as a search; a non-2xx answer read by classifyActionStatus.
  */
 async function callAction<A extends OptionalAction>(
-  o: HttpProviderOptions,
+  o: Resolved,
   action: A,
   call: ActionCall,
   expand?: { locator: string; revision?: string | undefined },
@@ -83,17 +88,16 @@ function describeResult(result: ActionResult<Settled["describe"]>): DescribeResu
 }
 
 async function exchangeAction<A extends OptionalAction>(
-  o: HttpProviderOptions,
+  o: Resolved,
   action: A,
   call: ActionCall,
   expand?: { locator: string; revision?: string | undefined },
 ): Promise<ActionResult<Settled[A]> | Problem> {
   const { signal } = call;
-  let response: Response;
+  let response: ProviderAnswer;
   try {
     const extra = o.headers ? await o.headers() : {};
-    response = await o.fetch(o.endpoint, {
-      method: "POST",
+    response = await o.post(o.endpoint, {
       headers: {
         ...extra,
         ...call.headers,
@@ -103,29 +107,28 @@ async function exchangeAction<A extends OptionalAction>(
         ...(call.traceparent === undefined ? {} : { traceparent: call.traceparent }),
       },
       body: JSON.stringify(actionRequest(action, expand)),
-      redirect: "manual",
       signal,
     });
   } catch (error) {
     return { kind: "failure", ...classifyThrown(error, "connect", signal) };
   }
   try {
-    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
-      await response.body?.cancel().catch(() => {});
+    if (response.opaqueRedirect || (response.status >= 300 && response.status < 400)) {
+      await response.cancel();
       return problem(
         "redirect",
         `the provider answered a redirect (HTTP ${response.status}), which is never followed`,
       );
     }
     if (response.status < 200) {
-      await response.body?.cancel().catch(() => {});
+      await response.cancel();
       return problem(
         "interim_response",
         `the provider's answer ended at an informational status (HTTP ${response.status})`,
       );
     }
-    if (!response.ok) {
-      const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, null).catch(
+    if (response.status >= 300) {
+      const read = await response.read(MAX_ERROR_BODY_BYTES, null).catch(
         (error: unknown) => {
           if (signal.aborted) throw error;
           return null;
@@ -137,19 +140,19 @@ async function exchangeAction<A extends OptionalAction>(
         action,
         response.status,
         body,
-        parseRetryAfter(response.headers.get("retry-after"), o.now()),
+        parseRetryAfter(response.header("retry-after"), o.now()),
       );
       return "kind" in refused ? refused : { kind: "failure", ...refused };
     }
-    const type = response.headers.get("content-type") ?? "";
+    const type = response.header("content-type") ?? "";
     if (response.status === 204 || response.status === 205 || !JSON_CONTENT_TYPE.test(type)) {
-      await response.body?.cancel().catch(() => {});
+      await response.cancel();
       return problem(
         "wrong_content_type",
         `the provider answered HTTP ${response.status} with content-type "${type}", not application/json`,
       );
     }
-    const read = await readBounded(response.body, MAX_PROVIDER_BODY_BYTES, null);
+    const read = await response.read(MAX_PROVIDER_BODY_BYTES, null);
     if (!read.ok) {
       return problem(
         "body_too_large",
@@ -162,7 +165,7 @@ async function exchangeAction<A extends OptionalAction>(
     if (json === undefined) return problem("invalid_json", "the body is not JSON");
     return settleJson(action, json, { name: o.name, scope: o.scope }, expand?.locator);
   } catch (error) {
-    await response.body?.cancel().catch(() => {});
+    await response.cancel();
     return { kind: "failure", ...classifyThrown(error, "body", signal) };
   }
 }
@@ -171,7 +174,7 @@ function problem(code: AttemptCode, message: string): Problem {
   return { kind: "problem", code, message };
 }
 
-async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<TransportResult> {
+async function callHttp(o: Resolved, call: ProviderCall): Promise<TransportResult> {
   const { signal } = call;
   const request: ProviderRequest = {
     schema_version: PROVIDER_REQUEST_VERSION,
@@ -180,14 +183,13 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
     limit: call.limit,
     ...(call.filters === undefined ? {} : { filters: call.filters }),
   };
-  let response: Response;
+  let response: ProviderAnswer;
   let release: (() => void) | null = null;
   try {
     const extra = o.headers ? await o.headers() : {};
     // Queued time counts against the attempt's deadline: the signal already carries it.
     release = call.connectGate ? await call.connectGate.acquire(signal) : null;
-    response = await o.fetch(o.endpoint, {
-      method: "POST",
+    response = await o.post(o.endpoint, {
       headers: {
         ...extra,
         ...call.headers,
@@ -197,7 +199,6 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
         traceparent: call.traceparent,
       },
       body: JSON.stringify(request),
-      redirect: "manual",
       signal,
     });
   } catch (error) {
@@ -208,19 +209,19 @@ async function callHttp(o: HttpProviderOptions, call: ProviderCall): Promise<Tra
   try {
     return await readAnswer(o, call, response);
   } catch (error) {
-    await response.body?.cancel().catch(() => {});
+    await response.cancel();
     return fail(classifyThrown(error, "body", signal));
   }
 }
 
 async function readAnswer(
-  o: HttpProviderOptions,
+  o: Resolved,
   call: ProviderCall,
-  response: Response,
+  response: ProviderAnswer,
 ): Promise<TransportResult> {
   // A redirect is never followed: the gateway calls only URLs from the manifest.
-  if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
-    await response.body?.cancel().catch(() => {});
+  if (response.opaqueRedirect || (response.status >= 300 && response.status < 400)) {
+    await response.cancel();
     return fail(
       protocolError(
         "redirect",
@@ -231,7 +232,7 @@ async function readAnswer(
   // A runtime whose client hands over an interim 1xx as the answer (workerd does) has lost the
   // final one; nothing usable can follow on this exchange.
   if (response.status < 200) {
-    await response.body?.cancel().catch(() => {});
+    await response.cancel();
     return fail(
       protocolError(
         "interim_response",
@@ -239,10 +240,10 @@ async function readAnswer(
       ),
     );
   }
-  if (!response.ok) {
+  if (response.status >= 300) {
     // The status is the answer: an error body that cannot be read (cut off, not decodable) counts
     // as no body. Only a deadline or a departed caller outranks the status.
-    const read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, call.budget).catch(
+    const read = await response.read(MAX_ERROR_BODY_BYTES, call.budget).catch(
       (error: unknown) => {
         if (call.signal.aborted) throw error;
         return null;
@@ -254,13 +255,13 @@ async function readAnswer(
       classifyStatus(
         response.status,
         body,
-        parseRetryAfter(response.headers.get("retry-after"), o.now()),
+        parseRetryAfter(response.header("retry-after"), o.now()),
       ),
     );
   }
   // 204 and 205 carry no body by definition, and a provider's answer is a body.
   if (response.status === 204 || response.status === 205) {
-    await response.body?.cancel().catch(() => {});
+    await response.cancel();
     return fail(
       protocolError(
         "invalid_json",
@@ -268,9 +269,9 @@ async function readAnswer(
       ),
     );
   }
-  const type = response.headers.get("content-type") ?? "";
+  const type = response.header("content-type") ?? "";
   if (!JSON_CONTENT_TYPE.test(type)) {
-    await response.body?.cancel().catch(() => {});
+    await response.cancel();
     return fail(
       protocolError(
         "wrong_content_type",
@@ -278,7 +279,7 @@ async function readAnswer(
       ),
     );
   }
-  const read = await readBounded(response.body, MAX_PROVIDER_BODY_BYTES, call.budget);
+  const read = await response.read(MAX_PROVIDER_BODY_BYTES, call.budget);
   if (!read.ok) {
     return read.reason === "too_large"
       ? fail(

@@ -28,5 +28,6 @@ export * from "./classify.ts";
 export * from "./http-provider.ts";
 export * from "./in-process-provider.ts";
 export * from "./provider-client.ts";
+export * from "./provider-post.ts";
 export * from "./redact.ts";
 export * from "./semaphore.ts";

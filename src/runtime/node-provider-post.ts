@@ -1,0 +1,267 @@
+/**
+ * Node only: the transport's provider exchange (PROVIDER_POST, src/transport/provider-post.ts) as
+ * one handler of undici's dispatcher, with no Response, Headers, Web stream or Node stream in
+ * between: `request()` wraps every exchange in an async resource and a body stream, which cost more
+ * than the rest of the client (the bench's profile). It keeps what the transport relies on:
+ *
+ * - a redirect is returned, never followed (the dispatcher follows none);
+ * - the body is decompressed (gzip, deflate, br) as it arrives, so the cap counts decoded bytes;
+ * - the exchange is aborted (its socket destroyed) at the cap, when the search's budget runs out,
+ *   on cancel, or when the signal fires, and every failure rejects with undici's own error (a
+ *   decoder's marked UNDECODABLE_BODY), which classify.ts reads as it read request()'s.
+ *
+ * It never pauses undici's parser: undici asserts (and the process would end) when a provider
+ * closes its socket on a parser paused at the end of its last chunk. Bytes that arrive before the
+ * body is asked for (the transport asks within the same turn) are held up to the largest cap, and
+ * compressed bytes the decoder has not caught up with up to twice it, past which no decoded body
+ * can fit under the cap either.
+ */
+import { type Agent, util } from "undici";
+import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import type { ByteBudget } from "../transport/byte-budget.ts";
+import type { BoundedRead } from "../transport/bounded-reader.ts";
+import type { ProviderAnswer, ProviderPost } from "../transport/provider-post.ts";
+import { Collector, Decoder, MAX_UNDECODED_BYTES } from "./node-body.ts";
+
+/** Statuses whose answer may not carry a body (Fetch standard, "null body status"). */
+export const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** What a bodiless answer may still send before its connection is given up (undici's dump). */
+const DUMP_LIMIT_BYTES = 128 * 1024;
+
+/** Endpoints parsed once: a manifest names few, and a URL costs more than the lookup. */
+const MAX_TARGETS = 1024;
+
+/** Request headers as fetch would send them (names and values checked by Headers), gzip asked. */
+export function requestHeaders(init: HeadersInit | undefined): Record<string, string> {
+  const headers = new Headers(init);
+  if (!headers.has("accept-encoding")) headers.set("accept-encoding", "gzip, deflate, br");
+  return Object.fromEntries(headers);
+}
+
+export function nodeProviderPost(agent: Agent): ProviderPost {
+  const targets = new Map<string, { origin: string; path: string }>();
+  return (url, init) =>
+    new Promise((resolve, reject) => {
+      const { signal } = init;
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      let target = targets.get(url);
+      if (target === undefined) {
+        const parsed = new URL(url);
+        target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+        if (targets.size >= MAX_TARGETS) targets.clear();
+        targets.set(url, target);
+      }
+      agent.dispatch({
+        origin: target.origin,
+        path: target.path,
+        method: "POST",
+        headers: requestHeaders(init.headers),
+        body: init.body,
+      }, new Exchange(signal, resolve, reject));
+    });
+}
+
+/** One exchange, as undici's dispatch handler (onConnect, onHeaders, onData, onComplete, onError). */
+class Exchange {
+  readonly #signal: AbortSignal;
+  #answered: ((answer: ProviderAnswer) => void) | null;
+  #refused: ((error: unknown) => void) | null;
+  #abort: ((error?: Error) => void) | null = null;
+  #body: Body | null = null;
+
+  constructor(
+    signal: AbortSignal,
+    answered: (answer: ProviderAnswer) => void,
+    refused: (error: unknown) => void,
+  ) {
+    this.#signal = signal;
+    this.#answered = answered;
+    this.#refused = refused;
+    signal.addEventListener("abort", this.#onAbort);
+  }
+
+  readonly #onAbort = () => {
+    this.#abort?.(this.#signal.reason);
+  };
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#signal.aborted) abort(this.#signal.reason);
+  }
+
+  onHeaders(status: number, raw: Buffer[]): boolean {
+    // An interim answer (1xx) is followed by the final one, as request() waits for it.
+    if (status < 200) return true;
+    const headers = util.parseHeaders(raw);
+    const header = (name: string): string | null => {
+      const value = headers[name];
+      if (value === undefined) return null;
+      return trimHttpWhitespace(Array.isArray(value) ? value.join(", ") : value);
+    };
+    const body = new Body(
+      NULL_BODY.has(status),
+      header("content-encoding"),
+      () => this.#abort?.(new Error("the provider's body was given up")),
+    );
+    this.#body = body;
+    const answered = this.#answered;
+    this.#answered = null;
+    this.#refused = null;
+    answered?.({
+      status,
+      opaqueRedirect: false,
+      header,
+      read: (cap, budget) => body.read(cap, budget),
+      cancel: () => {
+        body.giveUp();
+        return Promise.resolve();
+      },
+    });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.#body?.data(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.#signal.removeEventListener("abort", this.#onAbort);
+    this.#body?.complete();
+  }
+
+  onError(error: Error): void {
+    this.#signal.removeEventListener("abort", this.#onAbort);
+    const refused = this.#refused;
+    this.#answered = null;
+    this.#refused = null;
+    if (refused !== null) refused(error);
+    else this.#body?.failed(error);
+  }
+}
+
+/**
+ * An answer's body: bytes held until it is read, then collected within the cap and the search's
+ * budget (decoded first when it is compressed). At either bound it settles with the bounded
+ * reader's refusal, never a truncated body, and the exchange is aborted.
+ */
+class Body {
+  readonly #bodiless: boolean;
+  readonly #encoding: string | null;
+  readonly #stop: () => void;
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+  #complete = false;
+  #failure: unknown = null;
+  /** Set once the body is settled or given up: what still arrives is undici winding down. */
+  #over = false;
+  #collector: Collector | null = null;
+  #decoder: Decoder | null = null;
+
+  constructor(bodiless: boolean, encoding: string | null, stop: () => void) {
+    this.#bodiless = bodiless;
+    this.#encoding = bodiless ? null : encoding;
+    this.#stop = stop;
+  }
+
+  data(chunk: Buffer): void {
+    if (this.#over) return;
+    if (this.#bodiless) {
+      // Dropped, but a bodiless answer that goes on sending loses its connection.
+      this.#heldBytes += chunk.length;
+      if (this.#heldBytes > DUMP_LIMIT_BYTES) this.giveUp();
+      return;
+    }
+    if (this.#decoder !== null) this.#decoder.write(chunk);
+    else if (this.#collector !== null) this.#collector.write(chunk);
+    else {
+      this.#held.push(chunk);
+      this.#heldBytes += chunk.length;
+      const limit = this.#encoding === null ? MAX_PROVIDER_BODY_BYTES : MAX_UNDECODED_BYTES;
+      if (this.#heldBytes > limit) {
+        this.#failure = { ok: false, reason: "too_large", read: this.#heldBytes };
+        this.#end();
+      }
+    }
+  }
+
+  complete(): void {
+    this.#complete = true;
+    if (this.#over) return;
+    if (this.#decoder !== null) this.#decoder.end();
+    else this.#collector?.end();
+  }
+
+  failed(error: unknown): void {
+    if (this.#over) return;
+    if (this.#collector !== null) this.#collector.fail(error);
+    else this.#failure = error;
+  }
+
+  read(cap: number, budget: ByteBudget | null): Promise<BoundedRead> {
+    if (this.#bodiless) return Promise.resolve({ ok: true, bytes: new Uint8Array(0) });
+    return new Promise((resolve, reject) => {
+      if (this.#collector !== null || (this.#over && this.#failure === null)) {
+        reject(new TypeError("the body was already read or given up"));
+        return;
+      }
+      const failure = this.#failure;
+      if (failure !== null) {
+        this.#over = true;
+        if (isTooLarge(failure)) resolve(failure);
+        else reject(failure);
+        return;
+      }
+      const collector = new Collector(cap, budget, (result) => {
+        if (!result.ok) this.#end();
+        else this.#over = true;
+        resolve(result);
+      }, (error) => {
+        this.#end();
+        reject(error);
+      });
+      this.#collector = collector;
+      if (this.#encoding !== null) {
+        this.#decoder = new Decoder(this.#encoding, collector, () => {
+          collector.settle({ ok: false, reason: "too_large", read: collector.read });
+        });
+      }
+      const held = this.#held;
+      this.#held = [];
+      for (const chunk of held) {
+        if (this.#over) return;
+        this.data(chunk);
+      }
+      if (this.#complete && !this.#over) this.complete();
+    });
+  }
+
+  giveUp(): void {
+    if (this.#over) return;
+    this.#held = [];
+    this.#end();
+  }
+
+  /** Destroys the exchange's socket, so nothing more is read, and frees any decoder. */
+  #end(): void {
+    this.#over = true;
+    this.#decoder?.close();
+    if (!this.#complete) this.#stop();
+  }
+}
+
+function isTooLarge(value: unknown): value is BoundedRead {
+  return typeof value === "object" && value !== null &&
+    (value as { reason?: unknown }).reason === "too_large";
+}
+
+/** Header values as Headers keeps them: without leading or trailing HTTP whitespace. */
+function trimHttpWhitespace(value: string): string {
+  return /^[ \t\r\n]|[ \t\r\n]$/.test(value)
+    ? value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "")
+    : value;
+}
