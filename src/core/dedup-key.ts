@@ -8,6 +8,23 @@
  */
 export function dedupKey(locator: string): string {
   if (!/^https?:\/\//i.test(locator)) return `exact:${locator}`;
+  const plain = PLAIN_WEB_LOCATOR.exec(locator);
+  if (plain !== null) {
+    const [, scheme, host, port, path, query] = plain as unknown as PlainParts;
+    const number = port === undefined ? null : Number(port);
+    if (number === null || number <= MAX_PORT) {
+      const shown = number === null || number === DEFAULT_PORTS[scheme.toLowerCase()]
+        ? ""
+        : `:${number}`;
+      const bare = host.toLowerCase().replace(/^www\./, "");
+      const trimmed = path === undefined || path === "/"
+        ? ""
+        : path.endsWith("/")
+        ? path.slice(0, -1)
+        : path;
+      return `web://${bare}${shown}${trimmed}${query ?? ""}`;
+    }
+  }
   let url: URL;
   try {
     url = new URL(locator);
@@ -21,6 +38,33 @@ export function dedupKey(locator: string): string {
   const path = url.pathname.endsWith("/") ? url.pathname.slice(0, -1) : url.pathname;
   return `web://${host}${port}${path}${url.search}`;
 }
+
+/**
+ * An http(s) locator the URL parser would leave as it is but for the host's case and a default
+ * port: letters, digits and hyphens in dot-separated host labels that each start with a letter
+ * (so never an IP address, whose numbers the parser rewrites) and are not `xn--` (punycode, which
+ * it checks); a port of digits; a path and a query of characters it never encodes, with no `.`
+ * right after a `/` (a dot segment it would resolve), no `%` (`%2e` counts as a dot), and no
+ * fragment. dedupKey reads such a locator with this pattern, sparing a URL per candidate of every
+ * answer; any other goes through URL. tests/fusion.test.ts checks both agree.
+ */
+const PLAIN_WEB_LOCATOR =
+  /^(https?):\/\/((?!xn--)[a-z][a-z0-9-]*(?:\.(?!xn--)[a-z][a-z0-9-]*)*)(?::([0-9]{1,5}))?((?:\/(?!\.)[A-Za-z0-9\-._~!$&()*+,;=:@]*)+)?(\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?$/i;
+
+type PlainParts = [
+  string,
+  string,
+  string,
+  string | undefined,
+  string | undefined,
+  string | undefined,
+];
+
+/** The largest TCP port; the URL parser refuses a larger one. */
+const MAX_PORT = 65_535;
+
+/** The ports URL leaves out because they are the scheme's own. */
+const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
 /**
  * The locator a merged entry shows: the appearance as its provider sent it, with only the host

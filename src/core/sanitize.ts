@@ -23,8 +23,15 @@ import { redact, redactSecrets, SECRET_KEY } from "../transport/redact.ts";
 
 export { SECRET_KEY } from "../transport/redact.ts";
 
-/** Whitespace other than single inner spaces: a tab, a newline, a run, or space at either end. */
-const NEEDS_COLLAPSING = /[^\S ]| {2}|^ | $/;
+/**
+ * Whitespace other than single inner spaces, inside the text: any `\s` character but the space,
+ * or two spaces in a row. A space at either end is tested apart: anchored alternatives made one
+ * pattern scan every position several times, the larger share of sanitising a candidate.
+ */
+const NEEDS_COLLAPSING =
+  /[\t-\r\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\uFEFF]| {2}/;
+
+const SPACE = 0x20;
 
 /** Keys that would reach an object's prototype in a careless consumer. */
 export const POISON_KEYS = new Set(["__proto__", "constructor", "prototype"]);
@@ -77,30 +84,36 @@ export function sanitiseCandidate(
   at = "metadata",
 ): Candidate {
   const truncated: Candidate["truncated"] = [];
-  const field = (value: string, max: number, name: Candidate["truncated"][number]) => {
-    const { text, cut } = bound(value, max);
-    if (cut) truncated.push(name);
-    return text;
-  };
-  const title = field(c.title, MAX_TITLE_CHARS, "title");
-  const snippet = field(c.snippet ?? "", MAX_SNIPPET_CHARS, "snippet");
-  const published_at = c.published_at == null
-    ? null
-    : field(c.published_at, MAX_PUBLISHED_AT_CHARS, "published_at");
+  const title = bound(c.title, MAX_TITLE_CHARS);
+  if (title.cut) truncated.push("title");
+  const snippet = bound(c.snippet ?? "", MAX_SNIPPET_CHARS);
+  if (snippet.cut) truncated.push("snippet");
+  let published_at: string | null = null;
+  if (c.published_at != null) {
+    const date = bound(c.published_at, MAX_PUBLISHED_AT_CHARS);
+    if (date.cut) truncated.push("published_at");
+    published_at = date.text;
+  }
   return {
-    title,
+    title: title.text,
     locator: c.locator,
-    snippet,
+    snippet: snippet.text,
     published_at,
     metadata: sanitiseMetadata(c.metadata ?? {}, report, at),
     truncated,
   };
 }
 
+/** Whether text has whitespace to collapse: a tab, a newline, a run, or space at either end. */
+function needsCollapsing(value: string): boolean {
+  return value.charCodeAt(0) === SPACE || value.charCodeAt(value.length - 1) === SPACE ||
+    NEEDS_COLLAPSING.test(value);
+}
+
 /** Collapses whitespace and cuts to `max` code points with the marker inside the limit. */
 export function bound(value: string, max: number): { text: string; cut: boolean } {
   // Most text has nothing to collapse; testing first spares rebuilding it, the bulk of the cost.
-  const collapsed = NEEDS_COLLAPSING.test(value) ? value.replace(/\s+/g, " ").trim() : value;
+  const collapsed = needsCollapsing(value) ? value.replace(/\s+/g, " ").trim() : value;
   if (collapsed.length <= max) return { text: collapsed, cut: false };
   const points = Array.from(collapsed);
   if (points.length <= max) return { text: collapsed, cut: false };
@@ -126,40 +139,15 @@ export function sanitiseMetadata(
   at = "metadata",
 ): Record<string, unknown> {
   const root: Record<string, unknown> = Object.create(null);
-  type Job = {
-    from: unknown;
-    into: Record<string, unknown> | unknown[];
-    depth: number;
-    path: string;
-  };
-  const jobs: Job[] = [{ from: input, into: root, depth: 1, path: at }];
+  const jobs: MetadataJob[] = [{ from: input, into: root, depth: 1, path: at }];
   for (let job = jobs.pop(); job !== undefined; job = jobs.pop()) {
     const { from, into, depth, path } = job;
-    const place = (value: unknown, put: (v: unknown) => void, childPath: string) => {
-      if (value === null || typeof value === "boolean") return put(value);
-      if (typeof value === "number") return Number.isFinite(value) ? put(value) : undefined;
-      // Redacted before the cut, so the cut cannot leave a piece of a secret too short to match.
-      if (typeof value === "string") {
-        const { text, cut } = bound(redactSecrets(value), MAX_METADATA_STRING_CHARS);
-        if (cut) report?.({ path: childPath, kind: "string_cut" });
-        return put(text);
-      }
-      if (typeof value !== "object") return;
-      if (depth >= MAX_METADATA_DEPTH) {
-        report?.({ path: childPath, kind: "too_deep" });
-        return;
-      }
-      const child: Record<string, unknown> | unknown[] = Array.isArray(value)
-        ? []
-        : Object.create(null);
-      put(child);
-      jobs.push({ from: value, into: child, depth: depth + 1, path: childPath });
-    };
     if (Array.isArray(from)) {
       const out = into as unknown[];
       const kept = Math.min(from.length, MAX_METADATA_ARRAY_ITEMS);
       for (let i = 0; i < kept; i++) {
-        place(from[i], (v) => out.push(v), report ? `${path}[${i}]` : "");
+        const value = copied(from[i], depth, report ? `${path}[${i}]` : "", report, jobs);
+        if (value !== SKIP) out.push(value);
       }
       if (from.length > kept) report?.({ path, kind: "items_dropped", count: from.length });
       continue;
@@ -176,9 +164,14 @@ export function sanitiseMetadata(
         report?.({ path, kind: "secret_key", key });
       } else if (kept < MAX_METADATA_KEYS) {
         kept++;
-        place((from as Record<string, unknown>)[key], (v) => {
-          out[key] = v;
-        }, report ? `${path}.${key}` : "");
+        const value = copied(
+          (from as Record<string, unknown>)[key],
+          depth,
+          report ? `${path}.${key}` : "",
+          report,
+          jobs,
+        );
+        if (value !== SKIP) out[key] = value;
       } else if (report === undefined) {
         break;
       } else {
@@ -189,4 +182,47 @@ export function sanitiseMetadata(
     if (over > 0) report?.({ path, kind: "keys_dropped", count: kept + over });
   }
   return root;
+}
+
+/** One level of metadata still to copy: `from` into the empty `into`, at `depth`, named `path`. */
+type MetadataJob = {
+  from: unknown;
+  into: Record<string, unknown> | unknown[];
+  depth: number;
+  path: string;
+};
+
+/** What copied() returns for a value that is dropped. */
+const SKIP: unique symbol = Symbol("skip");
+
+/**
+ * A metadata value within its bounds, or SKIP. An object or array comes back empty, and a job to
+ * fill it is pushed onto `jobs` (one function for every value, not a closure per value: this runs
+ * for every metadata value of every candidate).
+ */
+function copied(
+  value: unknown,
+  depth: number,
+  path: string,
+  report: ((cut: MetadataCut) => void) | undefined,
+  jobs: MetadataJob[],
+): unknown {
+  if (value === null || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : SKIP;
+  // Redacted before the cut, so the cut cannot leave a piece of a secret too short to match.
+  if (typeof value === "string") {
+    const { text, cut } = bound(redactSecrets(value), MAX_METADATA_STRING_CHARS);
+    if (cut) report?.({ path, kind: "string_cut" });
+    return text;
+  }
+  if (typeof value !== "object") return SKIP;
+  if (depth >= MAX_METADATA_DEPTH) {
+    report?.({ path, kind: "too_deep" });
+    return SKIP;
+  }
+  const child: Record<string, unknown> | unknown[] = Array.isArray(value)
+    ? []
+    : Object.create(null);
+  jobs.push({ from: value, into: child, depth: depth + 1, path });
+  return child;
 }

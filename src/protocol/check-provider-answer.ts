@@ -4,7 +4,7 @@
  * refuse the same answers with the same words.
  */
 import * as v from "valibot";
-import { parseJson } from "./json-value.ts";
+import { isRecord, parseJson } from "./json-value.ts";
 import {
   PROVIDER_RESPONSE_VERSION,
   type ProviderResponse,
@@ -45,6 +45,7 @@ export function checkProviderAnswer(
   if (text === null) return refused("invalid_utf8", "the body is not valid UTF-8");
   const json = parseJson(text);
   if (json === undefined) return refused("invalid_json", "the body is not JSON");
+  if (isPlainProviderResponse(json)) return identified(json, json, declared);
   const parsed = v.safeParse(ProviderResponseSchema, json);
   if (!parsed.success) {
     const problems = parsed.issues.map((issue) => {
@@ -64,7 +65,14 @@ export function checkProviderAnswer(
       problems,
     };
   }
-  const answer = parsed.output;
+  return identified(parsed.output, json, declared);
+}
+
+function identified(
+  answer: ProviderResponse,
+  json: unknown,
+  declared: { name: string; scope: string } | null,
+): AnswerCheck {
   if (declared !== null && (answer.provider !== declared.name || answer.scope !== declared.scope)) {
     return refused(
       "identity_mismatch",
@@ -72,6 +80,52 @@ export function checkProviderAnswer(
     );
   }
   return { ok: true, answer, json };
+}
+
+const ANSWER_KEYS = new Set(["schema_version", "provider", "scope", "candidates", "warnings"]);
+const CANDIDATE_KEYS = new Set(["title", "locator", "snippet", "published_at", "metadata"]);
+/** Keys the schema's record drops from metadata, so an answer holding one is not its own output. */
+const DROPPED_KEYS = new Set(["__proto__", "prototype", "constructor"]);
+
+/**
+ * Whether decoded JSON is a valid answer exactly as it is: what ProviderResponseSchema accepts and
+ * gives back unchanged, checked by hand, in one pass and without copying, for the answers nearly
+ * every provider sends. False means only "not this fast way": the schema then judges, so a refusal
+ * always carries its words. tests/provider-answer-check.test.ts holds the two to agreement.
+ */
+function isPlainProviderResponse(json: unknown): json is ProviderResponse {
+  if (!isRecord(json) || !onlyKeys(json, ANSWER_KEYS)) return false;
+  if (json.schema_version !== PROVIDER_RESPONSE_VERSION) return false;
+  if (typeof json.provider !== "string" || typeof json.scope !== "string") return false;
+  const { candidates, warnings } = json;
+  if (!Array.isArray(candidates)) return false;
+  if ("warnings" in json) {
+    if (!Array.isArray(warnings)) return false;
+    for (const w of warnings) if (typeof w !== "string") return false;
+  }
+  for (const c of candidates) if (!isPlainCandidate(c)) return false;
+  return true;
+}
+
+function isPlainCandidate(c: unknown): boolean {
+  if (!isRecord(c) || !onlyKeys(c, CANDIDATE_KEYS)) return false;
+  if (typeof c.title !== "string") return false;
+  if (typeof c.locator !== "string" || c.locator.length === 0) return false;
+  if ("snippet" in c && c.snippet !== null && typeof c.snippet !== "string") return false;
+  if ("published_at" in c && c.published_at !== null && typeof c.published_at !== "string") {
+    return false;
+  }
+  if (!("metadata" in c)) return true;
+  const metadata = c.metadata;
+  if (!isRecord(metadata)) return false;
+  for (const key in metadata) if (DROPPED_KEYS.has(key)) return false;
+  return true;
+}
+
+/** Whether every enumerable key (own or inherited, as the schema walks them) is in `allowed`. */
+function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return true;
 }
 
 function refused(code: AnswerProblem, message: string): AnswerCheck {
