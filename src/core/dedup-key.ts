@@ -8,22 +8,9 @@
  */
 export function dedupKey(locator: string): string {
   if (!/^https?:\/\//i.test(locator)) return `exact:${locator}`;
-  const plain = PLAIN_WEB_LOCATOR.exec(locator);
-  if (plain !== null) {
-    const [, scheme, host, port, path, query] = plain as unknown as PlainParts;
-    const number = port === undefined ? null : Number(port);
-    if (number === null || number <= MAX_PORT) {
-      const shown = number === null || number === DEFAULT_PORTS[scheme.toLowerCase()]
-        ? ""
-        : `:${number}`;
-      const bare = host.toLowerCase().replace(/^www\./, "");
-      const trimmed = path === undefined || path === "/"
-        ? ""
-        : path.endsWith("/")
-        ? path.slice(0, -1)
-        : path;
-      return `web://${bare}${shown}${trimmed}${query ?? ""}`;
-    }
+  if (PLAIN_WEB_LOCATOR.test(locator)) {
+    const key = plainKey(locator);
+    if (key !== null) return key;
   }
   let url: URL;
   try {
@@ -46,25 +33,52 @@ export function dedupKey(locator: string): string {
  * it checks); a port of digits; a path and a query of characters it never encodes, with no `.`
  * right after a `/` (a dot segment it would resolve), no `%` (`%2e` counts as a dot), and no
  * fragment. dedupKey reads such a locator with this pattern, sparing a URL per candidate of every
- * answer; any other goes through URL. tests/fusion.test.ts checks both agree.
+ * answer; any other goes through URL. tests/dedup-key-property.test.ts checks both agree.
  */
 const PLAIN_WEB_LOCATOR =
-  /^(https?):\/\/((?!xn--)[a-z][a-z0-9-]*(?:\.(?!xn--)[a-z][a-z0-9-]*)*)(?::([0-9]{1,5}))?((?:\/(?!\.)[A-Za-z0-9\-._~!$&()*+,;=:@]*)+)?(\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?$/i;
+  /^https?:\/\/(?!xn--)[a-z][a-z0-9-]*(?:\.(?!xn--)[a-z][a-z0-9-]*)*(?::[0-9]{1,5})?(?:\/(?!\.)[A-Za-z0-9\-._~!$&()*+,;=:@]*)*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?$/i;
 
-type PlainParts = [
-  string,
-  string,
-  string,
-  string | undefined,
-  string | undefined,
-  string | undefined,
-];
+const COLON = 0x3a;
+const SLASH = 0x2f;
+const QUESTION = 0x3f;
+
+/**
+ * The key of a locator PLAIN_WEB_LOCATOR accepted, read by position rather than by a match's
+ * groups (one array and five strings per candidate), or null for a port the URL parser refuses.
+ */
+function plainKey(locator: string): string | null {
+  const https = locator.charCodeAt(4) !== COLON;
+  const hostStart = https ? 8 : 7;
+  let at = hostStart;
+  const end = locator.length;
+  for (; at < end; at++) {
+    const c = locator.charCodeAt(at);
+    if (c === COLON || c === SLASH || c === QUESTION) break;
+  }
+  const lower = locator.slice(hostStart, at).toLowerCase();
+  const host = lower.startsWith("www.") ? lower.slice(4) : lower;
+  let port = "";
+  if (locator.charCodeAt(at) === COLON) {
+    const from = at + 1;
+    for (at = from; at < end; at++) {
+      const c = locator.charCodeAt(at);
+      if (c === SLASH || c === QUESTION) break;
+    }
+    const number = Number(locator.slice(from, at));
+    if (number > MAX_PORT) return null;
+    if (number !== (https ? 443 : 80)) port = `:${number}`;
+  }
+  const queryAt = locator.indexOf("?", at);
+  const pathEnd = queryAt < 0 ? end : queryAt;
+  // No trailing `/` (a bare `/` is no path at all); the query is kept.
+  const path = locator.charCodeAt(pathEnd - 1) === SLASH && pathEnd > at
+    ? locator.slice(at, pathEnd - 1)
+    : locator.slice(at, pathEnd);
+  return `web://${host}${port}${path}${queryAt < 0 ? "" : locator.slice(queryAt)}`;
+}
 
 /** The largest TCP port; the URL parser refuses a larger one. */
 const MAX_PORT = 65_535;
-
-/** The ports URL leaves out because they are the scheme's own. */
-const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
 /**
  * The locator a merged entry shows: the appearance as its provider sent it, with only the host

@@ -41,8 +41,9 @@ export function doneEnvelope(
 
 /** Server-Timing (W3C): one entry per attempt and one for fusion, so devtools show where time went. */
 export function serverTiming(search: CompletedSearch): string {
-  return (search.result.candidates ?? [])
-    .map((r) => `p_${r.provider};dur=${r.latency_ms};desc="${r.outcome}"`)
-    .concat(`fusion;dur=${search.timings.fusion_ms.toFixed(2)}`)
-    .join(", ");
+  let out = "";
+  for (const r of search.result.candidates ?? []) {
+    out += `p_${r.provider};dur=${r.latency_ms};desc="${r.outcome}", `;
+  }
+  return `${out}fusion;dur=${search.timings.fusion_ms.toFixed(2)}`;
 }

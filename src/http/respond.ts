@@ -3,19 +3,26 @@ import type { EnvelopeCode } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { httpStatusOf, problemEnvelope } from "../envelope/build-envelope.ts";
 
+/**
+ * `headers` are lower-case names. They are handed on as a plain record, not a Headers object: on
+ * Node, @hono/node-server writes a record straight to the socket, where Headers would be built
+ * only to be read back.
+ */
 export function envelopeResponse(
   envelope: Envelope,
   headers: Record<string, string> = {},
 ): Response {
-  const out = new Headers(headers);
-  out.set("content-type", "application/json; charset=utf-8");
-  out.set("x-request-id", envelope.request_id);
-  out.set("cache-control", "no-store");
+  const out: Record<string, string> = {
+    ...headers,
+    "content-type": "application/json; charset=utf-8",
+    "x-request-id": envelope.request_id,
+    "cache-control": "no-store",
+  };
   const challenge = CHALLENGES[envelope.code];
-  if (challenge) out.set("www-authenticate", challenge);
+  if (challenge) out["www-authenticate"] = challenge;
   if (envelope.retry_after_ms !== undefined) {
     // Retry-After is whole seconds (RFC 9110 section 10.2.3); round up so a client never comes early.
-    out.set("retry-after", String(Math.ceil(envelope.retry_after_ms / 1000)));
+    out["retry-after"] = String(Math.ceil(envelope.retry_after_ms / 1000));
   }
   return new Response(JSON.stringify(envelope), { status: httpStatusOf(envelope), headers: out });
 }

@@ -65,7 +65,11 @@ export function nodeProviderPost(agent: Agent): ProviderPost {
     });
 }
 
-/** One exchange, as undici's dispatch handler (onConnect, onHeaders, onData, onComplete, onError). */
+/**
+ * One exchange, as undici's dispatch handler (onConnect, onHeaders, onData, onComplete, onError).
+ * Its parts are objects with methods rather than closures: under tsx every named closure made per
+ * call pays for a `name` property being defined on it.
+ */
 class Exchange {
   readonly #signal: AbortSignal;
   #answered: ((answer: ProviderAnswer) => void) | null;
@@ -81,12 +85,18 @@ class Exchange {
     this.#signal = signal;
     this.#answered = answered;
     this.#refused = refused;
-    signal.addEventListener("abort", this.#onAbort);
+    signal.addEventListener("abort", this);
   }
 
-  readonly #onAbort = () => {
+  /** The signal fired: the exchange is aborted with its reason. */
+  handleEvent(): void {
     this.#abort?.(this.#signal.reason);
-  };
+  }
+
+  /** Destroys the exchange's socket: nothing more is read. */
+  stop(): void {
+    this.#abort?.(new Error("the provider's body was given up"));
+  }
 
   onConnect(abort: (error?: Error) => void): void {
     this.#abort = abort;
@@ -97,30 +107,13 @@ class Exchange {
     // An interim answer (1xx) is followed by the final one, as request() waits for it.
     if (status < 200) return true;
     const headers = util.parseHeaders(raw);
-    const header = (name: string): string | null => {
-      const value = headers[name];
-      if (value === undefined) return null;
-      return trimHttpWhitespace(Array.isArray(value) ? value.join(", ") : value);
-    };
-    const body = new Body(
-      NULL_BODY.has(status),
-      header("content-encoding"),
-      () => this.#abort?.(new Error("the provider's body was given up")),
-    );
+    const encoding = headerOf(headers, "content-encoding");
+    const body = new Body(NULL_BODY.has(status), encoding, this);
     this.#body = body;
     const answered = this.#answered;
     this.#answered = null;
     this.#refused = null;
-    answered?.({
-      status,
-      opaqueRedirect: false,
-      header,
-      read: (cap, budget) => body.read(cap, budget),
-      cancel: () => {
-        body.giveUp();
-        return Promise.resolve();
-      },
-    });
+    answered?.(new Answer(status, headers, body));
     return true;
   }
 
@@ -130,17 +123,49 @@ class Exchange {
   }
 
   onComplete(): void {
-    this.#signal.removeEventListener("abort", this.#onAbort);
+    this.#signal.removeEventListener("abort", this);
     this.#body?.complete();
   }
 
   onError(error: Error): void {
-    this.#signal.removeEventListener("abort", this.#onAbort);
+    this.#signal.removeEventListener("abort", this);
     const refused = this.#refused;
     this.#answered = null;
     this.#refused = null;
     if (refused !== null) refused(error);
     else this.#body?.failed(error);
+  }
+}
+
+type ParsedHeaders = Record<string, string | string[] | undefined>;
+
+/** A header's value as Headers would give it: several joined by ", ", no outer whitespace. */
+function headerOf(headers: ParsedHeaders, name: string): string | null {
+  const value = headers[name];
+  if (value === undefined) return null;
+  return trimHttpWhitespace(Array.isArray(value) ? value.join(", ") : value);
+}
+
+class Answer implements ProviderAnswer {
+  readonly opaqueRedirect = false;
+
+  constructor(
+    readonly status: number,
+    private readonly headers: ParsedHeaders,
+    private readonly body: Body,
+  ) {}
+
+  header(name: string): string | null {
+    return headerOf(this.headers, name);
+  }
+
+  read(cap: number, budget: ByteBudget | null): Promise<BoundedRead> {
+    return this.body.read(cap, budget);
+  }
+
+  cancel(): Promise<void> {
+    this.body.giveUp();
+    return Promise.resolve();
   }
 }
 
@@ -152,7 +177,7 @@ class Exchange {
 class Body {
   readonly #bodiless: boolean;
   readonly #encoding: string | null;
-  readonly #stop: () => void;
+  readonly #exchange: { stop(): void };
   #held: Buffer[] = [];
   #heldBytes = 0;
   #complete = false;
@@ -162,10 +187,10 @@ class Body {
   #collector: Collector | null = null;
   #decoder: Decoder | null = null;
 
-  constructor(bodiless: boolean, encoding: string | null, stop: () => void) {
+  constructor(bodiless: boolean, encoding: string | null, exchange: { stop(): void }) {
     this.#bodiless = bodiless;
     this.#encoding = bodiless ? null : encoding;
-    this.#stop = stop;
+    this.#exchange = exchange;
   }
 
   data(chunk: Buffer): void {
@@ -250,7 +275,7 @@ class Body {
   #end(): void {
     this.#over = true;
     this.#decoder?.close();
-    if (!this.#complete) this.#stop();
+    if (!this.#complete) this.#exchange.stop();
   }
 }
 
