@@ -54,22 +54,40 @@ export function timed(spec: RequestSpec, agent: Agent): Promise<Timed> {
   });
 }
 
+/** Several requests sent at once and timed together, to the last byte of the last answer. */
+async function timedAll(specs: readonly RequestSpec[], agent: Agent): Promise<Timed> {
+  const started = performance.now();
+  const all = await Promise.all(specs.map((spec) => timed(spec, agent)));
+  return {
+    status: all.find((r) => r.status !== 200)?.status ?? 200,
+    ms: performance.now() - started,
+    bytes: all.reduce((sum, r) => sum + r.bytes, 0),
+    markMs: null,
+  };
+}
+
+/** One request, or (a list) several at once: a client doing the gateway's fan-out itself. */
+export type Probe = RequestSpec | readonly RequestSpec[];
+
 /**
  * Sequential requests to several targets in turn (a, b, a, b, ...), each on its own keep-alive
- * connection, so any background load on the machine falls on all of them alike. `warm` rounds are
+ * connections, so any background load on the machine falls on all of them alike. `warm` rounds are
  * not recorded. Returns one list per target.
  */
 export async function interleaved(
-  specs: readonly RequestSpec[],
+  probes: readonly Probe[],
   warm: number,
   count: number,
 ): Promise<Timed[][]> {
-  const agents = specs.map(() => keepAliveAgent(1));
-  const out = specs.map((): Timed[] => []);
+  const agents = probes.map((p) => keepAliveAgent(Array.isArray(p) ? p.length : 1));
+  const out = probes.map((): Timed[] => []);
   try {
     for (let i = 0; i < warm + count; i++) {
-      for (const [j, spec] of specs.entries()) {
-        const result = await timed(spec, agents[j] as Agent);
+      for (const [j, probe] of probes.entries()) {
+        const agent = agents[j] as Agent;
+        const result = Array.isArray(probe)
+          ? await timedAll(probe, agent)
+          : await timed(probe as RequestSpec, agent);
         if (i >= warm) out[j]?.push(result);
       }
     }

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     let details = "";
     if (runs("1")) {
       step("1 overhead");
-      rows.push(...await overhead(urls));
+      rows.push(...await overhead(urls, compare));
     }
     if (runs("2")) {
       step("2 first event");
@@ -89,14 +89,16 @@ async function main(): Promise<void> {
     if (details !== "") console.log(`\n${details}`);
     console.log(`\n${
       notes([
-        "latency minus 50 ms over 200 sequential searches (limit=50) after 20 warm-up rounds, " +
-        "gateway, naive and a direct call taking turns; 'direct' is one provider called " +
-        "without any gateway: the floor of timer slack and one HTTP exchange.",
+        "200 sequential searches (limit=20) after 20 warm-up rounds, each target's p50 (p99) " +
+        "minus the p50 (p99) of the client's own 8 concurrent calls to the same providers, " +
+        "gateway, naive and those calls taking turns.",
         'time to the first NDJSON line starting {"event":"provider", minus 10 ms, over 100 ' +
         "sequential streamed searches; 'direct' is the 10 ms provider called without a gateway.",
         memNote,
-        "closed loop, 16 keep-alive connections; 1 s warm-up per target, then five 1 s windows " +
-        "each, targets taking turns; the ceiling is a bare Hono route making one fetch.",
+        "closed loop, 16 keep-alive connections; each target warmed (1,000 searches or 3 s), then five 1 s windows " +
+        "each, targets taking turns; the ceiling is a bare Hono route making one fetch. CPU per " +
+        "search: the target process's user + system CPU (/proc) over its windows divided by the " +
+        "searches it served in them; for workerd, workerd's own process.",
         "300 sequential searches after 50 warm-up rounds, gateway, naive and the single-fetch " +
         "ceiling (over one of the same providers) taking turns.",
       ])

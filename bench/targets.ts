@@ -26,8 +26,16 @@ export const GROUPS = {
 /** Candidates each `wide` provider answers: the size of the issue's 4-provider case. */
 export const WIDE_CANDIDATES = 20;
 
+/** Candidates each `slow` provider answers (the overhead measurement's 8 providers at 50 ms). */
+export const SLOW_CANDIDATES = 20;
+
 export const PROVIDER_SPECS: ProviderSpec[] = [
-  ...GROUPS.slow8.map((name) => ({ name, scope: SCOPE, delayMs: 50, candidates: 50 })),
+  ...GROUPS.slow8.map((name) => ({
+    name,
+    scope: SCOPE,
+    delayMs: 50,
+    candidates: SLOW_CANDIDATES,
+  })),
   ...[10, 30, 50].map((d) => ({ name: `first${d}`, scope: SCOPE, delayMs: d, candidates: 10 })),
   { name: "endless", scope: SCOPE, delayMs: 0, candidates: 0, endless: true },
   ...GROUPS.zero8.map((name) => ({ name, scope: SCOPE, delayMs: 0, candidates: 10 })),
