@@ -26,10 +26,11 @@ export { SECRET_KEY } from "../transport/redact.ts";
 /**
  * Whitespace other than single inner spaces, inside the text: any `\s` character but the space,
  * or two spaces in a row. A space at either end is tested apart: anchored alternatives made one
- * pattern scan every position several times, the larger share of sanitising a candidate.
+ * pattern scan every position several times, the larger share of sanitising a candidate. Global,
+ * so needsCollapsing can start it where its own ASCII scan stopped (`lastIndex`).
  */
 const NEEDS_COLLAPSING =
-  /[\t-\r\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\uFEFF]| {2}/;
+  /[\t-\r\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\uFEFF]| {2}/g;
 
 const SPACE = 0x20;
 
@@ -106,8 +107,26 @@ export function sanitiseCandidate(
 
 /** Whether text has whitespace to collapse: a tab, a newline, a run, or space at either end. */
 function needsCollapsing(value: string): boolean {
-  return value.charCodeAt(0) === SPACE || value.charCodeAt(value.length - 1) === SPACE ||
-    NEEDS_COLLAPSING.test(value);
+  const last = value.length - 1;
+  if (value.charCodeAt(0) === SPACE || value.charCodeAt(last) === SPACE) return true;
+  // One pass over ASCII text; the first character past it hands the rest to the pattern, which
+  // knows the Unicode spaces. Most titles and snippets are ASCII, and a loop beats the pattern.
+  let space = false;
+  for (let i = 0; i <= last; i++) {
+    const c = value.charCodeAt(i);
+    if (c > 0x7e) {
+      NEEDS_COLLAPSING.lastIndex = i;
+      return NEEDS_COLLAPSING.test(value);
+    }
+    if (c === SPACE) {
+      if (space) return true;
+      space = true;
+    } else {
+      if (c >= 0x09 && c <= 0x0d) return true;
+      space = false;
+    }
+  }
+  return false;
 }
 
 /** Collapses whitespace and cuts to `max` code points with the marker inside the limit. */
