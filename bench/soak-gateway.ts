@@ -1,6 +1,6 @@
 /**
- * The gateway under soak, started as `npm start` starts it (`node --import tsx
- * src/runtime/node.ts`, configured by environment variables) but by node directly, so the child's
+ * The gateway under soak, started as `npm start` starts it (`node` with the start script's flags,
+ * `--import tsx src/runtime/node.ts`, configured by environment variables) but by node directly, so the child's
  * pid is the gateway's own and /proc/<pid> describes it. Its stdout gives the URL it listens on; its
  * stderr is watched for the runtime's last-resort lines. It is killed on every exit path of the
  * soak process (process 'exit' runs on normal exits, on signals handled by installCleanup, and on
@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { startFlags } from "./node-flags.ts";
 
 export type GatewayExit = { code: number | null; signal: NodeJS.Signals | null; atMs: number };
 
@@ -39,7 +40,7 @@ export function startGateway(
   readyTimeoutMs = 60_000,
 ): Promise<SoakGateway> {
   const started = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
+  const child = spawn(process.execPath, [...startFlags(), "--import", "tsx", ENTRY], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

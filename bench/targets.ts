@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { adoptPid, type Child, startChild, startCommand } from "./children.ts";
+import { startFlags } from "./node-flags.ts";
 import type { ProviderSpec } from "./provider-servers.ts";
 
 export const SCOPE = "bench";
@@ -89,7 +90,7 @@ export function startGateway(
   const file = tree === undefined ? "./gateway-child.ts" : `${tree}/bench/gateway-child.ts`;
   return startChild(tree === undefined ? "gateway" : "compared gateway", file, {
     env: { BENCH_MANIFEST: JSON.stringify(manifestOf(urls, names)) },
-    execArgv: ["--expose-gc", ...execArgv],
+    execArgv: ["--expose-gc", ...startFlags(tree), ...execArgv],
   });
 }
 
