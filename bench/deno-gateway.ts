@@ -1,5 +1,5 @@
 /**
- * Deno child process (`deno run -A bench/deno-gateway.ts`): the gateway under test as
+ * Deno child process (`deno run` with the flags of `deno task dev`): the gateway under test as
  * `src/runtime/deno.ts` serves it, createGateway over Deno.serve with Deno's own fetch for the
  * providers, every validation and bound on. It prints one ready line with its port on stdout and
  * exits when its stdin closes, so it never outlives the harness. Typed through `globalThis` so the

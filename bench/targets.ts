@@ -100,7 +100,9 @@ const DENO = fileURLToPath(new URL("../node_modules/deno/deno", import.meta.url)
 /** The gateway on Deno: Deno.serve and Deno's fetch (bench/deno-gateway.ts). */
 export function startDenoGateway(urls: Urls, names: readonly string[]): Promise<Child<Port>> {
   const script = fileURLToPath(new URL("./deno-gateway.ts", import.meta.url));
-  return startCommand("deno gateway", DENO, ["run", "-A", script], {
+  // The flags of `deno task dev` (deno.json): request.signal fires only when the caller leaves.
+  const flags = ["--allow-net", "--allow-env", "--allow-read", "--unstable-no-legacy-abort"];
+  return startCommand("deno gateway", DENO, ["run", ...flags, script], {
     env: { BENCH_MANIFEST: JSON.stringify(manifestOf(urls, names)), NO_COLOR: "1" },
     readyTimeoutMs: 60_000,
   });

@@ -16,6 +16,8 @@ export async function startWorker(
     withoutExtraModules?: boolean;
     /** Bundle this file as the /docs viewer script (a build of its own) instead of the package's. */
     viewerFile?: string;
+    /** Open workerd's V8 inspector on this port (the bench profiles the worker through it). */
+    inspectorPort?: number;
   } = {},
 ): Promise<Miniflare> {
   const build = options.viewerFile === undefined
@@ -28,6 +30,7 @@ export async function startWorker(
     compatibilityDate: "2026-04-26",
     compatibilityFlags: ["enable_request_signal"],
     bindings,
+    ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     ...(options.quiet
       ? {
         handleRuntimeStdio: (stdout: NodeJS.ReadableStream, stderr: NodeJS.ReadableStream) => {
