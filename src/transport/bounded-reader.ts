@@ -51,10 +51,16 @@ export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   return bytes;
 }
 
+/**
+ * One decoder for every body: a call without `stream` starts afresh (Encoding standard, decode()
+ * step 1), so nothing carries over from one body, or one failure, to the next.
+ */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Strict UTF-8 (a BOM is tolerated and dropped): one behaviour on every runtime. */
 export function decodeUtf8(bytes: Uint8Array): string | null {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return STRICT_UTF8.decode(bytes);
   } catch {
     return null;
   }

@@ -63,10 +63,50 @@ function postViaFetch(fetchImpl: typeof fetch): ProviderPost {
       status: response.status,
       opaqueRedirect: response.type === "opaqueredirect",
       header: (name) => response.headers.get(name),
-      read: (cap, budget) => readBounded(response.body, cap, budget),
+      read: (cap, budget) =>
+        readDeclared(response, cap, budget) ?? readBounded(response.body, cap, budget),
       cancel: async () => {
         await response.body?.cancel().catch(() => {});
       },
     };
   };
 }
+
+/**
+ * A body whose length the provider declared, uncompressed and within the cap, read whole by the
+ * runtime: its HTTP client never hands over more bytes than Content-Length says (RFC 9112 section
+ * 6.3), so the cap holds without counting chunks, and the search's budget is charged the declared
+ * length before a byte is read. On Deno this halves the CPU of reading an answer, which a loop of
+ * reader.read() spends on one promise per chunk. Null when the answer does not qualify: a
+ * compressed body's Content-Length counts encoded bytes, and a missing or malformed one promises
+ * nothing, so those go through the counting reader.
+ */
+function readDeclared(
+  response: Response,
+  cap: number,
+  budget: ByteBudget | null,
+): Promise<BoundedRead> | null {
+  if (response.body === null) return null;
+  const encoding = response.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return null;
+  const length = response.headers.get("content-length");
+  if (length === null || !DECIMAL.test(length)) return null;
+  const declared = Number(length);
+  if (declared > cap) return null;
+  if (budget !== null && !budget.take(declared)) {
+    return response.body.cancel("over the search's byte budget").then(
+      () => ({ ok: false, reason: "budget_exceeded", read: 0 }),
+      () => ({ ok: false, reason: "budget_exceeded", read: 0 }),
+    );
+  }
+  return response.arrayBuffer().then((buffer): BoundedRead =>
+    // Only a client that decoded a body yet dropped its Content-Encoding could get here; the cap
+    // still decides.
+    buffer.byteLength > cap
+      ? { ok: false, reason: "too_large", read: buffer.byteLength }
+      : { ok: true, bytes: new Uint8Array(buffer) }
+  );
+}
+
+/** Content-Length as RFC 9110 section 8.6 writes it: digits only (a list is left to the reader). */
+const DECIMAL = /^[0-9]{1,15}$/;
