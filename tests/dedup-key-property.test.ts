@@ -1,21 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { dedupKey } from "../src/core/dedup-key.ts";
+import { dedupKey, keyByUrl } from "../src/core/dedup-key.ts";
 
-/** The dedupe rule of docs/decisions.md written plainly, every http(s) locator read by URL. */
+/** The dedupe rule of docs/decisions.md, every http(s) locator read by URL. */
 function reference(locator: string): string {
-  if (!/^https?:\/\//i.test(locator)) return `exact:${locator}`;
-  let url: URL;
-  try {
-    url = new URL(locator);
-  } catch {
-    return `exact:${locator}`;
-  }
-  const host = url.hostname.toLowerCase().replace(/^www\./, "");
-  const port = url.port === "" ? "" : `:${url.port}`;
-  const path = url.pathname.endsWith("/") ? url.pathname.slice(0, -1) : url.pathname;
-  return `web://${host}${port}${path}${url.search}`;
+  return /^https?:\/\//i.test(locator) ? keyByUrl(locator) : `exact:${locator}`;
 }
 
 /** Pieces that each hit one rule of the parser: case, IPs, punycode, ports, dots, escapes. */

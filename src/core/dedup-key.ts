@@ -12,6 +12,14 @@ export function dedupKey(locator: string): string {
     const key = plainKey(locator);
     if (key !== null) return key;
   }
+  return keyByUrl(locator);
+}
+
+/**
+ * The key as the URL parser reads an http(s) locator: the rule itself, which dedupKey's reading by
+ * position must always agree with (tests/dedup-key-property.test.ts holds the two together).
+ */
+export function keyByUrl(locator: string): string {
   let url: URL;
   try {
     url = new URL(locator);
