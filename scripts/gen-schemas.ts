@@ -26,6 +26,10 @@ import {
   ProviderResponseSchema,
   RefreshRequestSchema,
   SearchRequestSchema,
+  TRACE_BATCH_VERSION,
+  TRACE_VERSION,
+  TraceBatchSchema,
+  TraceSchema,
 } from "../src/protocol/mod.ts";
 import { genMcpTools } from "./gen-mcp-tools.ts";
 import { JSON_SCHEMA_CONVERSION } from "./json-schema-conversion.ts";
@@ -56,6 +60,8 @@ const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
   },
   "search-request": { schema: SearchRequestSchema, title: "TraceFetch Edge search request" },
   envelope: { schema: EnvelopeSchema, title: "TraceFetch Edge envelope" },
+  trace: { schema: TraceSchema, title: TRACE_VERSION },
+  "trace-batch": { schema: TraceBatchSchema, title: TRACE_BATCH_VERSION },
 };
 
 export function renderSchema(name: string): string {

@@ -8,13 +8,17 @@ import { writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createGateway } from "../src/http/mod.ts";
 import { ConfigError, type GatewayConfig } from "../src/gateway/mod.ts";
 import { launch } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
-import { eventually, tracesOfLines } from "./support/mining-fixture.ts";
+import { assertEnvelope } from "./support/gateway.ts";
+import {
+  eventually,
+  notesGateway,
+  notesManifest,
+  tracesOfLines,
+} from "./support/mining-fixture.ts";
 
 const SECRET = "s".repeat(32);
 const CONFIRMED = { TRACEFETCH_MINING_CONFIRMED: "1", TRACEFETCH_TRACE_SECRET: SECRET };
@@ -34,15 +38,9 @@ describe("mining configuration", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const notes = () => manifestOf([{ name: "notes", endpoint: provider.url }]);
+  const notes = () => notesManifest(provider.url);
   const gatewayWith = (env: Record<string, string>, config: Partial<GatewayConfig> = {}) =>
-    createGateway({
-      manifest: notes(),
-      allowLoopback: true,
-      describeProviders: false,
-      env,
-      ...config,
-    });
+    notesGateway(provider.url, env, config);
 
   describe("configurations refused at start, each naming what to set", () => {
     const refusals: Array<[string, Record<string, string>, RegExp, Partial<GatewayConfig>?]> = [

@@ -19,11 +19,12 @@ import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { bundleWorker } from "../scripts/build-worker.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, validators } from "./support/gateway.ts";
 import {
   type Collector,
   eventually,
   type MiningWorld,
+  notesGateway,
   startCollector,
   startMiningWorld,
   tracesOfLines,
@@ -58,15 +59,8 @@ describe("mining", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const notes = () => manifestOf([{ name: "notes", endpoint: provider.url }]);
   const gatewayWith = (env: Record<string, string>, config: Partial<GatewayConfig> = {}) =>
-    createGateway({
-      manifest: notes(),
-      allowLoopback: true,
-      describeProviders: false,
-      env,
-      ...config,
-    });
+    notesGateway(provider.url, env, config);
 
   it("a webhook batch is a JWS that verifies against the gateway's JWKS, and verifyGatewayToken refuses it", async () => {
     const app = createGateway({
@@ -79,10 +73,14 @@ describe("mining", () => {
     const body = collector.taken[0] as string;
     assert.equal(collector.requests.at(-1)?.headers["content-type"], "application/jose");
     const jwks = await (await app.request("/.well-known/jwks.json")).json();
-    const { protectedHeader } = await compactVerify(body, createLocalJWKSet(jwks), {
+    const { protectedHeader, payload } = await compactVerify(body, createLocalJWKSet(jwks), {
       algorithms: ["EdDSA"],
     });
     assert.deepEqual(protectedHeader, { alg: "EdDSA", typ: TRACE_JWS_TYPE, kid: "mining-test" });
+    // The batch is what the published schema (/schemas/trace-batch.json) describes.
+    const batch = JSON.parse(new TextDecoder().decode(payload)) as { traces: unknown[] };
+    assert.ok(validators.traceBatch(batch), JSON.stringify(validators.traceBatch.errors));
+    assert.equal(batch.traces.length, 1);
     const verify = verifyGatewayToken({ jwks, issuer: "http://localhost", audience: "vault" });
     const refused = await verify(
       new Request("http://p/", { headers: { authorization: `Bearer ${body}` } }),

@@ -147,6 +147,8 @@ export const SCHEMA_NAMES = [
   "provider-expand",
   "provider-refresh-request",
   "search-request",
+  "trace",
+  "trace-batch",
 ] as const;
 
 export type SchemaName = (typeof SCHEMA_NAMES)[number];

@@ -24,6 +24,8 @@ import providerRefreshRequest from "../../schemas/provider-refresh-request.json"
   type: "json",
 };
 import searchRequest from "../../schemas/search-request.json" with { type: "json" };
+import trace from "../../schemas/trace.json" with { type: "json" };
+import traceBatch from "../../schemas/trace-batch.json" with { type: "json" };
 
 /** Exactly the names route-table.ts lists: one missing or one extra does not compile. */
 const documents = {
@@ -39,6 +41,8 @@ const documents = {
   "provider-expand": providerExpand,
   "provider-refresh-request": providerRefreshRequest,
   "search-request": searchRequest,
+  trace,
+  "trace-batch": traceBatch,
 } satisfies Record<SchemaName, unknown>;
 
 export const SCHEMA_DOCUMENTS: Readonly<Record<string, unknown>> = documents;

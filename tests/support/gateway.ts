@@ -20,6 +20,7 @@ export const validators = {
   providerRequest: ajv.compile(schema("provider-request")),
   providerResponse: ajv.compile(schema("provider-response")),
   searchRequest: ajv.compile(schema("search-request")),
+  traceBatch: ajv.compile(schema("trace-batch")),
 };
 
 /** Asserts a value is a valid envelope (schemas/envelope.json) and returns it typed loosely. */

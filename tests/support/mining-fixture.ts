@@ -11,6 +11,9 @@ import { type Trace, TraceBatchSchema, TraceSchema } from "../../src/protocol/tr
 import { TRACE_JWS_TYPE } from "../../src/protocol/trace-version.ts";
 import { answer, type Handler, raw, startServer, type TestServer } from "./servers.ts";
 import { AUDIENCE, ISSUER } from "./auth-keys.ts";
+import { createGateway } from "../../src/http/mod.ts";
+import type { GatewayConfig } from "../../src/gateway/mod.ts";
+import { manifestOf } from "./gateway.ts";
 
 export const SECRETS = {
   authSecret: `AUTHSECRET-${"k".repeat(40)}`,
@@ -207,4 +210,22 @@ export function tracesOfLines(text: string): Trace[] {
   return text.split("\n").filter((line) => line !== "").map((line) =>
     v.parse(TraceSchema, JSON.parse(line))
   );
+}
+
+/** The manifest of one provider, "notes", at `url`. */
+export const notesManifest = (url: string) => manifestOf([{ name: "notes", endpoint: url }]);
+
+/** A gateway over the "notes" provider at `url`, mining as `env` configures it. */
+export function notesGateway(
+  url: string,
+  env: Record<string, string>,
+  config: Partial<GatewayConfig> = {},
+) {
+  return createGateway({
+    manifest: notesManifest(url),
+    allowLoopback: true,
+    describeProviders: false,
+    env,
+    ...config,
+  });
 }
