@@ -103,9 +103,6 @@ export function startChild<Info>(
       env: { ...process.env, ...options.env },
     },
   );
-  live.add(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  void exited.then(() => live.delete(child));
   let nextId = 1;
   const pending = new Map<number, (reply: IpcReply) => void>();
   child.on("message", (m: IpcReply) => {
@@ -126,31 +123,13 @@ export function startChild<Info>(
       });
       child.send({ type: "request", id, op, arg } satisfies IpcRequest);
     });
-  const kill = async () => {
-    if (running(child)) child.kill("SIGKILL");
-    await exited;
-  };
-  const stop = async () => {
-    if (!running(child)) return;
-    await request("exit").catch(() => {});
-    const timer = setTimeout(() => void kill(), 5_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void kill();
-      reject(new Error(`${name} did not report ready`));
-    }, options.readyTimeoutMs ?? READY_TIMEOUT_MS);
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited before it was ready (${signal ?? code})`));
-    });
-    child.on("message", (m: IpcReady) => {
-      if (m?.type !== "ready") return;
-      clearTimeout(timer);
-      resolve({ name, pid: child.pid as number, info: m.info as Info, request, stop, kill });
-    });
+  return supervise<Info>(name, child, options, {
+    request,
+    leave: () => request("exit").catch(() => {}),
+    onReady: (ready) =>
+      child.on("message", (m: IpcReady) => {
+        if (m?.type === "ready") ready(m.info as Info);
+      }),
   });
 }
 
@@ -169,6 +148,47 @@ export function startCommand<Info>(
     stdio: ["pipe", "pipe", "inherit"],
     env: { ...process.env, ...options.env },
   });
+  return supervise<Info>(name, child, options, {
+    request: (op: string) => Promise.reject(new Error(`${name}: no IPC for ${op}`)),
+    leave: () => child.stdin?.end(),
+    onReady: (ready) => {
+      let pending = "";
+      child.stdout?.setEncoding("utf8");
+      child.stdout?.on("data", (chunk: string) => {
+        pending += chunk;
+        const lines = pending.split("\n");
+        pending = lines.pop() ?? "";
+        for (const line of lines) {
+          let message: IpcReady | null = null;
+          try {
+            message = JSON.parse(line) as IpcReady;
+          } catch {
+            // Not the ready line: the program's own output.
+          }
+          if (message?.type === "ready") ready(message.info as Info);
+          else if (line !== "") console.error(`${name}: ${line}`);
+        }
+      });
+    },
+  });
+}
+
+/**
+ * What every child shares: it is killed with the harness, asked to leave by `stop` (and killed
+ * 5 s later if it has not), and must report ready within its timeout or it is killed.
+ */
+function supervise<Info>(
+  name: string,
+  child: ChildProcess,
+  options: ChildOptions,
+  how: {
+    request: Child<Info>["request"];
+    /** Asks the child to exit by itself. */
+    leave: () => unknown;
+    /** Calls `ready` with the child's info once it reports ready. */
+    onReady: (ready: (info: Info) => void) => void;
+  },
+): Promise<Child<Info>> {
   live.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => live.delete(child));
@@ -178,12 +198,11 @@ export function startCommand<Info>(
   };
   const stop = async () => {
     if (!running(child)) return;
-    child.stdin?.end();
+    await how.leave();
     const timer = setTimeout(() => void kill(), 5_000);
     await exited;
     clearTimeout(timer);
   };
-  const request = (op: string) => Promise.reject(new Error(`${name}: no IPC for ${op}`));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void kill();
@@ -193,33 +212,9 @@ export function startCommand<Info>(
       clearTimeout(timer);
       reject(new Error(`${name} exited before it was ready (${signal ?? code})`));
     });
-    let pending = "";
-    child.stdout?.setEncoding("utf8");
-    child.stdout?.on("data", (chunk: string) => {
-      pending += chunk;
-      const lines = pending.split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) {
-        let message: IpcReady | null = null;
-        try {
-          message = JSON.parse(line) as IpcReady;
-        } catch {
-          // Not the ready line: the program's own output.
-        }
-        if (message?.type !== "ready") {
-          if (line !== "") console.error(`${name}: ${line}`);
-          continue;
-        }
-        clearTimeout(timer);
-        resolve({
-          name,
-          pid: child.pid as number,
-          info: message.info as Info,
-          request,
-          stop,
-          kill,
-        });
-      }
+    how.onReady((info) => {
+      clearTimeout(timer);
+      resolve({ name, pid: child.pid as number, info, request: how.request, stop, kill });
     });
   });
 }
