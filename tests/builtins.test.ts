@@ -131,6 +131,16 @@ describe("exa built-in", () => {
     ["a 500 is search_failed and retryable", replay("exa-500"), { ...FAILED, retryable: true }],
     ["a body that is not JSON is an honest failure", raw(200, '{"results": ['), MALFORMED],
     [
+      "a body that is not UTF-8 is an honest failure",
+      raw(200, Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d])),
+      MALFORMED,
+    ],
+    [
+      "a body over the cap is cancelled and not retried",
+      raw(200, `{"results": [], "pad": "${"x".repeat(2_100_000)}"}`),
+      MALFORMED,
+    ],
+    [
       "an answer without results is no empty success",
       json({ costDollars: { total: 1 } }),
       MALFORMED,

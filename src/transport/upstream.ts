@@ -219,11 +219,13 @@ async function readJson(up: Upstream, response: Response): Promise<unknown> {
     throw new ProviderError(
       "search_failed",
       `${up.label} answered more than ${up.maxBodyBytes} decoded bytes; the body was cancelled`,
+      // The same request would get the same answer back.
+      { retryable: false },
     );
   }
   const text = decodeUtf8(read.bytes);
   if (text === null) {
-    throw new ProviderError("search_failed", notJsonMessage(up.label, "the body is not UTF-8"));
+    throw notJson(up.label, "the body is not UTF-8");
   }
   const json = parseJson(text);
   if (json === undefined) throw notJson(up.label, "the body does not parse as JSON");
