@@ -110,5 +110,5 @@ function capped(trace: Trace): TraceEntry {
     json = JSON.stringify(trace);
     size = encoder.encode(json).byteLength;
   }
-  return { trace, json };
+  return { trace, json, bytes: size };
 }

@@ -31,7 +31,6 @@ export class Recorder {
   readonly #config: MiningConfig;
   readonly #hash: Promise<TraceHasher | null>;
   readonly #backlog: TraceEntry[] = [];
-  readonly #bytes = new WeakMap<TraceEntry, number>();
   #sink: Promise<TraceSink> | null = null;
   #dropped = 0;
   #written = 0;
@@ -70,7 +69,6 @@ export class Recorder {
       rawQueries: this.#config.rawQueries,
       rawLocators: this.#config.rawLocators,
     });
-    this.#bytes.set(entry, new TextEncoder().encode(entry.json).byteLength);
     this.#backlog.push(entry);
     this.#trim();
     await this.drain();
@@ -117,10 +115,11 @@ export class Recorder {
     let count = 0;
     let bytes = 0;
     for (const entry of this.#backlog) {
-      const size = this.#bytes.get(entry) ?? 0;
-      if (count > 0 && (count === MAX_TRACE_BATCH || bytes + size > MAX_TRACE_BATCH_BYTES)) break;
+      if (count > 0 && (count === MAX_TRACE_BATCH || bytes + entry.bytes > MAX_TRACE_BATCH_BYTES)) {
+        break;
+      }
       count++;
-      bytes += size;
+      bytes += entry.bytes;
     }
     return this.#backlog.splice(0, count);
   }

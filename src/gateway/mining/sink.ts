@@ -6,8 +6,11 @@ import type { Trace } from "../../protocol/trace-schema.ts";
 
 export type SinkKind = "file" | "webhook" | "queue";
 
-/** A trace with its JSON, serialised once: sizes are counted on it and sinks write it as it is. */
-export type TraceEntry = { trace: Trace; json: string };
+/**
+ * A trace with its JSON, serialised once, and that JSON's size in UTF-8 bytes: batches are sized by
+ * it and sinks write the JSON as it is.
+ */
+export type TraceEntry = { trace: Trace; json: string; bytes: number };
 
 export type TraceSink = {
   readonly kind: SinkKind;
