@@ -12,7 +12,14 @@ import { configFromEnv } from "../src/gateway/env-config.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { ConfigError } from "../src/gateway/gateway-config.ts";
 import { assertEnvelope, gateway, manifestOf } from "./support/gateway.ts";
-import { assertToolOutput, connect, mcpCases, type McpSetup, mcpSetup } from "./support/mcp.ts";
+import {
+  assertToolOutput,
+  connect,
+  INITIALIZE,
+  mcpCases,
+  type McpSetup,
+  mcpSetup,
+} from "./support/mcp.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
 
 const isDeno = "Deno" in globalThis;
@@ -157,16 +164,7 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
         accept: "application/json, text/event-stream",
         origin,
       },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "t", version: "1" },
-        },
-      }),
+      body: JSON.stringify(INITIALIZE),
     });
 
   it("loopback origins are refused unless loopback is allowed (a development setup)", async () => {

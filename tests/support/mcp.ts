@@ -123,7 +123,8 @@ export function rpc(
   });
 }
 
-const INITIALIZE = {
+/** An MCP `initialize` request, as a client opens a session. */
+export const INITIALIZE = {
   jsonrpc: "2.0",
   id: 1,
   method: "initialize",
