@@ -73,7 +73,7 @@ async function searchTool(
     return problemEnvelope("search", code, who.requestId, message, field);
   }
   const { request } = parsed;
-  const admission = await who.state.admit({
+  const admission = who.state.admit({
     request,
     caller: who.caller,
     issuer: who.issuer,
