@@ -97,7 +97,8 @@ export class Decoder {
   }
 }
 
-function undecodable(encoding: string, cause: unknown): Error {
+/** A decoder's own failure, marked UNDECODABLE_BODY for the classifier. */
+export function undecodable(encoding: string | null, cause: unknown): Error {
   return Object.assign(
     new TypeError(`the body does not decode as content-encoding ${encoding}`, { cause }),
     { code: UNDECODABLE_BODY },

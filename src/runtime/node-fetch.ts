@@ -16,10 +16,9 @@
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import { PROVIDER_KEEP_ALIVE_MS } from "../protocol/limits.ts";
-import { UNDECODABLE_BODY } from "../transport/classify.ts";
 import { withProviderPost } from "../transport/provider-post.ts";
 import { nodeProviderPost, NULL_BODY, requestHeaders } from "./node-provider-post.ts";
-import { decoderFor } from "./node-body.ts";
+import { decoderFor, undecodable } from "./node-body.ts";
 
 export function createNodeFetch(): typeof fetch {
   const agent = new Agent({ keepAliveTimeout: PROVIDER_KEEP_ALIVE_MS });
@@ -103,13 +102,6 @@ function decoded(source: Readable, encoding: string | null): ReadableStream<Uint
       source.destroy();
     },
   });
-}
-
-function undecodable(encoding: string | null, cause: unknown): Error {
-  return Object.assign(
-    new TypeError(`the body does not decode as content-encoding ${encoding}`, { cause }),
-    { code: UNDECODABLE_BODY },
-  );
 }
 
 function ignore(): void {}
