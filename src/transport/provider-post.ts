@@ -94,9 +94,8 @@ function readDeclared(
   const declared = Number(length);
   if (declared > cap) return null;
   if (budget !== null && !budget.take(declared)) {
-    return response.body.cancel("over the search's byte budget").then(
-      () => ({ ok: false, reason: "budget_exceeded", read: 0 }),
-      () => ({ ok: false, reason: "budget_exceeded", read: 0 }),
+    return response.body.cancel("over the search's byte budget").catch(() => {}).then(
+      (): BoundedRead => ({ ok: false, reason: "budget_exceeded", read: 0 }),
     );
   }
   return response.arrayBuffer().then((buffer): BoundedRead =>
