@@ -21,7 +21,9 @@
 export const LAYERS = [
   {
     name: "composition roots",
-    folders: ["src/runtime", "src/cli", "scripts", "bin"],
+    // bench/ (the benchmarks, the soak, bench/eval) wires the gateway and the example providers
+    // together as scripts/ does.
+    folders: ["src/runtime", "src/cli", "scripts", "bin", "bench"],
     siblingsImportEachOther: true,
   },
   {
@@ -36,6 +38,7 @@ export const LAYERS = [
   { name: "envelope and auth", folders: ["src/envelope", "src/auth"] },
   { name: "core", folders: ["src/core"] },
   { name: "transport", folders: ["src/transport"] },
+  { name: "I/O primitives", folders: ["src/io"], onlyImports: ["src/protocol"] },
   { name: "protocol", folders: ["src/protocol"] },
 ];
 
@@ -56,7 +59,7 @@ export const ENGINE_PACKAGES = ["minisearch"];
 export const ENGINE_ALLOWED = ["src/builtins", "providers"];
 
 /** The folders the check reads; the `check:imports` script in package.json names the same. */
-export const CHECKED = ["src", "providers", "scripts", "bin"];
+export const CHECKED = ["src", "providers", "scripts", "bin", "bench"];
 
 const escape = (/** @type {string} */ text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 

@@ -5,7 +5,7 @@
  * workers in front of it.
  */
 import { WebSocket } from "undici";
-import type { CpuProfile } from "./profile.ts";
+import type { CpuProfile } from "./cpu-profile.ts";
 
 /**
  * The sampling interval. At 100 µs the profiler's own interruptions made the worker's time per

@@ -15,10 +15,7 @@ import {
   WIDE_CANDIDATES,
 } from "./targets.ts";
 import { CONCURRENCY } from "./scenario-throughput.ts";
-
-type CallFrame = { functionName: string; url: string; lineNumber: number };
-type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
-export type CpuProfile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+import type { CallFrame, CpuProfile } from "./cpu-profile.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 

@@ -8,7 +8,7 @@
 import type { Child } from "./children.ts";
 import { cpuMs } from "./cpu.ts";
 import { closedLoop, type RequestSpec } from "./http-client.ts";
-import type { CpuProfile } from "./profile.ts";
+import type { CpuProfile } from "./cpu-profile.ts";
 import type { Port } from "./targets.ts";
 
 export const STAGES = [

@@ -103,9 +103,15 @@ describe("import check", () => {
     });
   }
 
-  it("finds no cycle and no import of a higher layer in src/, providers/, scripts/ and bin/", async () => {
+  it("finds no cycle and no import of a higher layer in src/, providers/, scripts/, bin/ and bench/", async () => {
     const { violations, result } = await check(ROOT);
     assert.ok(result.summary.totalCruised > 100, "the check read the real tree");
+    for (const folder of config.CHECKED) {
+      assert.ok(
+        result.modules.some((module) => module.source.startsWith(`${folder}/`)),
+        `the check read ${folder}/`,
+      );
+    }
     assert.deepEqual(violations.map(describeViolation), []);
   });
 
@@ -186,6 +192,14 @@ describe("import check", () => {
           "export const c = a;\n",
         "src/protocol/example/d.ts": 'import type { E } from "./e.ts";\nexport type D = E[];\n',
         "src/protocol/example/e.ts": 'import type { D } from "./d.ts";\nexport type E = D | 1;\n',
+        // The shape bench/ once had: a profile run, a scenario it borrows a constant from, and the
+        // stage breakdown that scenario uses, which took its profile type from the profile run.
+        "bench/profile.ts": 'import { CONCURRENCY } from "./scenario.ts";\n' +
+          "export type Profile = number[];\nexport const run = CONCURRENCY;\n",
+        "bench/scenario.ts": 'import { split } from "./stages.ts";\n' +
+          "export const CONCURRENCY = 16;\nexport const scenario = split;\n",
+        "bench/stages.ts": 'import type { Profile } from "./profile.ts";\n' +
+          "export const split = (profile: Profile) => profile.length;\n",
       }),
     );
     const cycles = violations
@@ -197,6 +211,10 @@ describe("import check", () => {
     assert.ok(
       found(["d", "e"].map((name) => `src/protocol/example/${name}.ts`)),
       "d <-> e (types)",
+    );
+    assert.ok(
+      found(["profile", "scenario", "stages"].map((name) => `bench/${name}.ts`)),
+      "bench/profile -> scenario -> stages -> profile (through a type)",
     );
     assert.deepEqual(violations.filter((violation) => violation.rule.name !== "no-circular"), []);
   });
@@ -248,6 +266,31 @@ describe("import check", () => {
     );
     assert.deepEqual(violations.map(describeViolation), [
       "layer:gateway-imports-no-higher-layer: src/gateway/m.ts -> providers/corpus/m.ts",
+    ]);
+  });
+
+  it("lets bench/ import src/, providers/ and the other composition roots, and nothing below import bench/", async () => {
+    assert.ok(config.LAYERS[0]?.folders.includes("bench"), "bench/ is a composition root");
+    const { violations } = await check(
+      await fixture({
+        "bench/run.ts": 'import { http } from "../src/http/m.ts";\n' +
+          'import { corpus } from "../providers/corpus/m.ts";\n' +
+          'import { script } from "../scripts/m.ts";\n' +
+          'import { readFile } from "node:fs/promises";\n' +
+          "export const run = [http, corpus, script, readFile];\n",
+        "bench/target.ts": "export const target = 1;\n",
+        "src/http/m.ts": "export const http = 1;\n",
+        "providers/corpus/m.ts": "export const corpus = 1;\n",
+        "scripts/m.ts": "export const script = 1;\n",
+        "src/gateway/m.ts": 'import type { target } from "../../bench/target.ts";\n' +
+          "export const gateway: typeof target = 1;\n",
+        "providers/corpus/up.ts": 'import { target } from "../../bench/target.ts";\n' +
+          "export const up = target;\n",
+      }),
+    );
+    assert.deepEqual(violations.map(describeViolation).sort(), [
+      "layer:example-providers-imports-no-higher-layer: providers/corpus/up.ts -> bench/target.ts",
+      "layer:gateway-imports-no-higher-layer: src/gateway/m.ts -> bench/target.ts",
     ]);
   });
 
