@@ -6,6 +6,7 @@
  * Node type check reads it too.
  */
 import { createGateway } from "../src/http/create-gateway.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 type DenoApi = {
   env: { get(name: string): string | undefined };
@@ -19,7 +20,7 @@ type DenoApi = {
 
 const deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
 const manifest: unknown = JSON.parse(deno.env.get("BENCH_MANIFEST") ?? "null");
-const app = createGateway({ manifest, allowLoopback: true });
+const app = createGateway(readSettings({}).withManifest({ value: manifest, loopback: true }));
 deno.serve({
   hostname: "127.0.0.1",
   port: 0,

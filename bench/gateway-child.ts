@@ -13,12 +13,16 @@ import { Session } from "node:inspector/promises";
 import type { Socket } from "node:net";
 import { createGateway } from "../src/http/create-gateway.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 import { envJson, serveIpc } from "./child-ipc.ts";
 
 const manifest = envJson<unknown>("BENCH_MANIFEST");
 // As `npm start` runs it: providers are called through the Node runtime's undici-based client.
-const app = createGateway({ manifest, allowLoopback: true, fetch: createNodeFetch() });
+const app = createGateway(
+  readSettings({}).withManifest({ value: manifest, loopback: true }),
+  nodePorts(),
+);
 const listening = await listen(app.fetch, "127.0.0.1", 0);
 
 /** Every socket fetch opened to each provider port, and bytesRead of each at the last mark. */

@@ -19,8 +19,9 @@ import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedDefault } from "../providers/corpus/embedded-default.ts";
-import { configFromEnv, type Env } from "../src/gateway/env-config.ts";
-import { ConfigError } from "../src/gateway/gateway-config.ts";
+import type { Env } from "../src/gateway/env-values.ts";
+import { readSettings } from "../src/gateway/settings.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
 import { listenProblem } from "../src/gateway/start-problems.ts";
 import { readManifest } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
@@ -78,7 +79,7 @@ export type WorkerPlan = {
  * a value that is not understood or a manifest file that cannot be read.
  */
 export async function planWorker(env: Env): Promise<WorkerPlan> {
-  const settings = configFromEnv(env);
+  const settings = readSettings(env).env;
   const vars: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (

@@ -231,7 +231,7 @@ export function renderOpenApi(): string {
           type: "http",
           scheme: "bearer",
           bearerFormat: "JWT",
-          description: 'A caller token (docs/security.md, "Tokens in").',
+          description: 'A caller token (docs/security.md, "Tokens in: callers").',
         },
       },
     },

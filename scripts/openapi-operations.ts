@@ -5,7 +5,7 @@
  * or a method the route allows, has no entry here.
  */
 import type { EnvelopeCode } from "../src/protocol/codes.ts";
-import { SCHEMA_NAMES } from "../src/http/route-table.ts";
+import { SCHEMA_NAMES } from "../src/protocol/schema-names.ts";
 import {
   ACTION,
   ANY,

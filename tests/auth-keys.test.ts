@@ -1,9 +1,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createGateway } from "../src/http/mod.ts";
-import { ConfigError } from "../src/gateway/mod.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./support/auth-keys.ts";
 
 describe("the JWKS: fetched with a cap, cached, refetched at most once per cooldown", () => {
@@ -25,20 +25,20 @@ describe("the JWKS: fetched with a cap, cached, refetched at most once per coold
   });
 
   const gatewayWith = (jwksUrl: string, extra: Record<string, string> = {}) =>
-    createGateway({
-      manifest: manifestOf([
+    createGateway(settingsFor(
+      manifestOf([
         { name: "open", endpoint: open.url },
         { name: "private", endpoint: secret.url, sensitivity: "account-visible" },
       ]),
-      allowLoopback: true,
-      env: {
+      {
         TRACEFETCH_AUTH_JWKS_URL: jwksUrl,
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
         TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
         ...extra,
       },
-    });
+      { allowLoopback: true },
+    ));
 
   it("1,000 tokens with random unknown kids fetch the JWKS once, not once per token", async () => {
     const app = gatewayWith(jwks.url);
@@ -114,10 +114,10 @@ describe("the JWKS: fetched with a cap, cached, refetched at most once per coold
 });
 
 describe("a half-configured setup is refused at start", () => {
-  const base = { manifest: manifestOf([{ name: "open", endpoint: "https://open.example/s" }]) };
+  const manifest = manifestOf([{ name: "open", endpoint: "https://open.example/s" }]);
   const refuses = (env: Record<string, string>, message: RegExp) =>
     assert.throws(
-      () => createGateway({ ...base, env }),
+      () => createGateway(settingsFor(manifest, env)),
       (e: unknown) => e instanceof ConfigError && message.test(e.message),
     );
 
@@ -166,18 +166,18 @@ describe("a half-configured setup is refused at start", () => {
 describe("HS256 for development", () => {
   it("accepts an HS256 token signed with the configured secret, and refuses RS256 then", async () => {
     const secretText = "a-development-secret-of-at-least-32-bytes";
-    const app = createGateway({
-      manifest: manifestOf([{
+    const app = createGateway(settingsFor(
+      manifestOf([{
         name: "open",
         endpoint: "https://open.example/s",
         timeout_seconds: 0,
       }]),
-      env: {
+      {
         TRACEFETCH_AUTH_SECRET: secretText,
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
       },
-    });
+    ));
     const { SignJWT } = await import("jose");
     const token = await new SignJWT({ scope: "tracefetch:*" }).setProtectedHeader({ alg: "HS256" })
       .setIssuer(ISSUER)

@@ -4,7 +4,7 @@ import { decodeJwt, decodeProtectedHeader } from "jose";
 import { createGateway } from "../src/http/mod.ts";
 import { verifyGatewayToken } from "../src/auth/mod.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./support/auth-keys.ts";
 
 describe("tokens minted for providers", () => {
@@ -23,10 +23,8 @@ describe("tokens minted for providers", () => {
     open = await startServer(
       answer("open", "open", [{ title: "O", locator: "https://v.example/" }]),
     );
-    app = createGateway({
-      // These tests count every request a provider gets: no background describe.
-      describeProviders: false,
-      manifest: manifestOf([
+    app = createGateway(settingsFor(
+      manifestOf([
         { name: "open", endpoint: open.url },
         {
           name: "minted",
@@ -36,14 +34,14 @@ describe("tokens minted for providers", () => {
         },
         { name: "vault", endpoint: internal.url, sensitivity: "internal", isolated: true },
       ]),
-      allowLoopback: true,
-      env: {
+      {
         TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
         TRACEFETCH_AUTH_JWKS: JSON.stringify({ keys: [caller.publicJwk] }),
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
       },
-    });
+      { describeProviders: false, allowLoopback: true },
+    ));
   });
   after(async () => {
     for (const s of [provider, internal, open]) await s.close();

@@ -2,7 +2,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createGateway } from "../src/http/mod.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
 import {
   AUDIENCE,
   b64url,
@@ -37,10 +37,8 @@ describe("caller tokens: every bad token is refused and the sensitive provider i
     open = await startServer(
       answer("open", "open", [{ title: "Open page", locator: "https://open.example/1" }]),
     );
-    app = createGateway({
-      // These tests count every request a provider gets: no background describe.
-      describeProviders: false,
-      manifest: manifestOf([
+    app = createGateway(settingsFor(
+      manifestOf([
         { name: "open", endpoint: open.url },
         {
           name: "private",
@@ -49,14 +47,14 @@ describe("caller tokens: every bad token is refused and the sensitive provider i
           auth: { type: "gateway-token" },
         },
       ]),
-      allowLoopback: true,
-      env: {
+      {
         TRACEFETCH_AUTH_JWKS_URL: jwks.url,
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
         TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
       },
-    });
+      { describeProviders: false, allowLoopback: true },
+    ));
   });
   after(async () => {
     for (const s of [jwks, secret, open]) await s.close();

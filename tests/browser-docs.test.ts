@@ -9,8 +9,9 @@ import { readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { BROWSER_WAIT_MS, launchChromium, screenshot, withPage } from "./support/browser.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 const openapi = JSON.parse(
   readFileSync(new URL("../schemas/openapi.json", import.meta.url), "utf8"),
@@ -24,7 +25,7 @@ describe("the API reference at /docs in a real browser", {
   let served: Launched;
   before(async () => {
     browser = await launchChromium();
-    served = await launch({ PORT: "0", HOST: "127.0.0.1" }, listen, createNodeFetch());
+    served = await launch(readSettings({ PORT: "0", HOST: "127.0.0.1" }), listen, nodePorts());
   });
   after(async () => {
     await served?.close();

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { PAGE_CSP } from "../src/http/page-route.ts";
 import { OUTCOME_COLOURS, type OutcomeGroup } from "../src/http/page/page-style.ts";
 import { answer, hold, raw, startServer, type TestServer } from "./support/servers.ts";
@@ -24,6 +24,7 @@ import {
   withPage,
 } from "./support/browser.ts";
 import { openPage, readHits, readRows, rgb, searchOnPage, statusStarting } from "./support/page.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 /** A browser case starts a page and a search or two; a minute is ample on a loaded machine. */
 const CASE = { timeout: 60_000 };
@@ -45,7 +46,7 @@ describe("the page in a real browser", {
     let served: Launched;
     let url: string;
     before(async () => {
-      served = await launch({ PORT: "0", HOST: "127.0.0.1" }, listen, createNodeFetch());
+      served = await launch(readSettings({ PORT: "0", HOST: "127.0.0.1" }), listen, nodePorts());
       url = `${served.url}/`;
     });
     after(async () => {

@@ -6,8 +6,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { builtinsFromEnv, exaAdapter, githubAdapter } from "../src/builtins/mod.ts";
-import { ByteBudget } from "../src/transport/byte-budget.ts";
+import { builtinAdapters, exaAdapter, githubAdapter } from "../src/builtins/mod.ts";
+import { readSettings } from "../src/gateway/settings.ts";
+import { ByteBudget } from "../src/io/byte-budget.ts";
 import { inProcessProvider } from "../src/transport/in-process-provider.ts";
 import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { assertEnvelope, gateway, search } from "./support/gateway.ts";
@@ -262,39 +263,26 @@ describe("github built-in", () => {
   });
 });
 
-describe("builtinsFromEnv", () => {
-  const NO_LOOPBACK = { allowLoopback: false };
+/** The adapters a composition root builds: keys parsed by readSettings, then builtinAdapters. */
+const adaptersOf = (env: Record<string, string>) => builtinAdapters(readSettings(env).env.builtins);
 
+describe("built-in keys, read with the other settings", () => {
   it("creates an adapter only for a key that is set, and refuses an unsafe base URL", () => {
-    assert.deepEqual(Object.keys(builtinsFromEnv({}, NO_LOOPBACK)), []);
-    assert.deepEqual(
-      Object.keys(builtinsFromEnv({ EXA_API_KEY: KEY, GITHUB_TOKEN: " " }, NO_LOOPBACK)),
-      [
-        "exa",
-      ],
-    );
-    assert.deepEqual(Object.keys(builtinsFromEnv({ GITHUB_TOKEN: TOKEN }, NO_LOOPBACK)), [
-      "github",
-    ]);
+    assert.deepEqual(Object.keys(adaptersOf({})), []);
+    assert.deepEqual(Object.keys(adaptersOf({ EXA_API_KEY: KEY, GITHUB_TOKEN: " " })), ["exa"]);
+    assert.deepEqual(Object.keys(adaptersOf({ GITHUB_TOKEN: TOKEN })), ["github"]);
     const refused: Array<[Record<string, string>, RegExp]> = [
       [{ EXA_BASE_URL: "http://127.0.0.1:1234" }, /EXA_BASE_URL .*TRACEFETCH_ALLOW_LOOPBACK=1/],
       [{ GITHUB_API_URL: "http://api.example.com" }, /GITHUB_API_URL must use https:/],
       [{ EXA_BASE_URL: "api.exa.ai" }, /EXA_BASE_URL must be an absolute URL/],
       [{ EXA_BASE_URL: "https://user:pw@api.exa.ai" }, /EXA_BASE_URL must not carry credentials/],
-      // The switch is the parameter, parsed once by configFromEnv; the variable here is not read.
-      [
-        { EXA_BASE_URL: "http://127.0.0.1:1234", TRACEFETCH_ALLOW_LOOPBACK: "1" },
-        /EXA_BASE_URL .*TRACEFETCH_ALLOW_LOOPBACK/,
-      ],
+      [{ EXA_API_KEY: "key\u0001" }, /EXA_API_KEY contains a control character/],
     ];
     for (const [env, message] of refused) {
-      assert.throws(() => builtinsFromEnv(env, NO_LOOPBACK), message);
+      assert.throws(() => adaptersOf(env), message);
     }
-    const loopback = { EXA_BASE_URL: "http://127.0.0.1:1234" };
-    assert.deepEqual(
-      Object.keys(builtinsFromEnv({ ...loopback, EXA_API_KEY: KEY }, { allowLoopback: true })),
-      ["exa"],
-    );
+    const loopback = { EXA_BASE_URL: "http://127.0.0.1:1234", TRACEFETCH_ALLOW_LOOPBACK: "1" };
+    assert.deepEqual(Object.keys(adaptersOf({ ...loopback, EXA_API_KEY: KEY })), ["exa"]);
   });
 });
 
@@ -302,15 +290,15 @@ describe("built-ins through the gateway: the manifest decides", () => {
   const EXA = { name: "exa", scope: "web", cost_micros: 1 };
   const envFor = (base: string, extra: Record<string, string> = {}) => ({
     EXA_BASE_URL: base,
+    TRACEFETCH_ALLOW_LOOPBACK: "1",
     ...extra,
   });
-  const LOOPBACK = { allowLoopback: true };
 
   it("listed without EXA_API_KEY: skipped as not_configured, status says so, nothing is sent", async () => {
     const other = await startServer(answer("other", "other", []));
     await withServer(replay("exa-search"), async (server, base) => {
-      const builtins = builtinsFromEnv(envFor(base), LOOPBACK);
-      const app = gateway([EXA, { name: "other", endpoint: other.url }], { builtins });
+      const builtins = adaptersOf(envFor(base));
+      const app = gateway([EXA, { name: "other", endpoint: other.url }], { ports: { builtins } });
       const skipped = (await search(app)).body.result.decision.skipped;
       assert.deepEqual(skipped, [{ provider: "exa", reason: "not_configured" }]);
       const status = assertEnvelope(await (await app.request("/v1/status")).json());
@@ -323,8 +311,8 @@ describe("built-ins through the gateway: the manifest decides", () => {
   it("EXA_API_KEY set but exa not listed: nothing is sent", async () => {
     const other = await startServer(answer("other", "other", []));
     await withServer(replay("exa-search"), async (server, base) => {
-      const builtins = builtinsFromEnv(envFor(base, { EXA_API_KEY: KEY }), LOOPBACK);
-      const app = gateway([{ name: "other", endpoint: other.url }], { builtins });
+      const builtins = adaptersOf(envFor(base, { EXA_API_KEY: KEY }));
+      const app = gateway([{ name: "other", endpoint: other.url }], { ports: { builtins } });
       assert.equal((await search(app)).body.code, "ok");
       assert.equal(server.requests.length, 0);
     }).finally(() => other.close());
@@ -332,8 +320,10 @@ describe("built-ins through the gateway: the manifest decides", () => {
 
   it("listed with its key: a success whose cost comes from Exa, in the attempt and the usage", async () => {
     await withServer(replay("exa-search"), async (server, base) => {
-      const builtins = builtinsFromEnv(envFor(base, { EXA_API_KEY: KEY }), LOOPBACK);
-      const { body, text } = await search(gateway([EXA], { builtins }), { q: "llm survey" });
+      const builtins = adaptersOf(envFor(base, { EXA_API_KEY: KEY }));
+      const { body, text } = await search(gateway([EXA], { ports: { builtins } }), {
+        q: "llm survey",
+      });
       assert.equal(body.code, "ok");
       const [exa] = body.result.candidates;
       assert.equal(exa.outcome, "success");

@@ -9,7 +9,9 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { manifestOf } from "./support/gateway.ts";
+import { createGateway } from "../src/http/mod.ts";
+import { listen } from "../src/runtime/node-listen.ts";
+import { manifestOf, settingsFor } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { cleanEnv, runCli, runJson, tempConfig } from "./support/cli.ts";
 
@@ -130,6 +132,33 @@ describe("tracefetch validate, schema and search --manifest", { concurrency: tru
     assert.equal(run.code, 2);
     assert.equal(run.envelope.error.field, "manifest");
     assert.match(run.envelope.error.message, /providers\.1\.colour: is not a known field/);
+  });
+
+  it("search --manifest parses the gateway's settings: a refused variable is named, exit 2", async () => {
+    const run = await runJson(["search", "deadline", "--manifest", file("good.json")], {
+      env: { ...LOOPBACK, TRACEFETCH_MAX_INFLIGHT: "many" },
+    });
+    assert.equal(run.code, 2);
+    assert.equal(run.envelope.code, "invalid_field");
+    assert.match(run.envelope.error.message, /^TRACEFETCH_MAX_INFLIGHT must be a positive integer/);
+  });
+
+  it("status only calls a gateway: a variable only a gateway reads never fails it", async () => {
+    const app = createGateway(
+      settingsFor(manifestOf([{ name: "alpha", endpoint: provider.url }]), {}, {
+        allowLoopback: true,
+      }),
+    );
+    const served = await listen(app.fetch);
+    try {
+      const run = await runJson(["status", "--gateway", `http://127.0.0.1:${served.port}`], {
+        env: { TRACEFETCH_MAX_INFLIGHT: "many", TRACEFETCH_REQUIRE_AUTH: "maybe" },
+      });
+      assert.equal(run.code, 0);
+      assert.equal(run.envelope.code, "ok");
+    } finally {
+      await served.close();
+    }
   });
 
   it("an unknown command is exit 2, not_found, command unknown", async () => {

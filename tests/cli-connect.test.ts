@@ -11,7 +11,7 @@ import { serveProvider } from "../src/kit/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
 import { corpusAdapter } from "../providers/corpus/corpus-adapter.ts";
 import { buildEnvelope } from "../src/envelope/build-envelope.ts";
-import { manifestOf } from "./support/gateway.ts";
+import { manifestOf, settingsFor } from "./support/gateway.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
 import { runCli, runJson, tempConfig } from "./support/cli.ts";
 
@@ -35,10 +35,11 @@ describe("tracefetch connect, status, doctor and conformance", { concurrency: tr
 
   before(async () => {
     provider = await startServer(answer("alpha", "alpha", []));
-    const app = createGateway({
-      manifest: manifestOf([{ name: "alpha", endpoint: provider.url }]),
-      allowLoopback: true,
-    });
+    const app = createGateway(
+      settingsFor(manifestOf([{ name: "alpha", endpoint: provider.url }]), {}, {
+        allowLoopback: true,
+      }),
+    );
     gateway = await listen(app.fetch);
     url = `http://127.0.0.1:${gateway.port}`;
     const status = await (await app.request("/v1/status")).text();

@@ -8,7 +8,7 @@ import { corpusAdapter } from "../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../src/kit/serve-provider.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
-import { manifestOf } from "./support/gateway.ts";
+import { manifestOf, settingsFor } from "./support/gateway.ts";
 import { runCli, runJson } from "./support/cli.ts";
 
 const LONG = "word ".repeat(400);
@@ -26,13 +26,13 @@ describe("tracefetch expand and doctor", () => {
       "127.0.0.1",
       0,
     );
-    const app = createGateway({
-      manifest: manifestOf([
+    const app = createGateway(settingsFor(
+      manifestOf([
         { name: "notes", scope: "notes", endpoint: `http://127.0.0.1:${corpus.port}/search` },
       ]),
-      allowLoopback: true,
-      describeProviders: false,
-    });
+      {},
+      { allowLoopback: true, describeProviders: false },
+    ));
     gateway = await listen(app.fetch, "127.0.0.1", 0);
     url = `http://127.0.0.1:${gateway.port}`;
     // A gateway from before /v1/doctor: that route is not found.

@@ -15,7 +15,7 @@ import type { CliContext } from "../src/cli/cli-context.ts";
 import { NO_PAINT } from "../src/cli/paint.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
 import { cleanEnv, type CliRun, runCli, runJson, tempConfig } from "./support/cli.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
 
@@ -101,10 +101,11 @@ describe("a newcomer's first hour with the CLI", { concurrency: true }, () => {
     broken = await startServer(raw(200, "not the protocol"));
     provider = await startServer(answer("alpha", "alpha", []));
     gateway = await listen(
-      createGateway({
-        manifest: manifestOf([{ name: "alpha", endpoint: provider.url }]),
-        allowLoopback: true,
-      }).fetch,
+      createGateway(
+        settingsFor(manifestOf([{ name: "alpha", endpoint: provider.url }]), {}, {
+          allowLoopback: true,
+        }),
+      ).fetch,
     );
     gatewayUrl = `http://127.0.0.1:${gateway.port}`;
     const closed = await startServer(raw(200, "{}"));
@@ -250,6 +251,9 @@ describe("a newcomer's first hour with the CLI", { concurrency: true }, () => {
     const questions: string[] = [];
     const ctx: CliContext = {
       env: { XDG_CONFIG_HOME: config },
+      settings: () => {
+        throw new Error("connect only calls a gateway: it never parses the gateway's settings");
+      },
       machine: false,
       requestId: "decline-test",
       stdin: () => new ReadableStream(),

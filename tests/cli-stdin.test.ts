@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createGateway } from "../src/http/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
 import { MAX_REQUEST_BODY_BYTES } from "../src/protocol/limits.ts";
-import { manifestOf } from "./support/gateway.ts";
+import { manifestOf, settingsFor } from "./support/gateway.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
 import { runCli, runJson } from "./support/cli.ts";
 
@@ -56,10 +56,11 @@ describe("tracefetch search - (the request on stdin)", { concurrency: true }, ()
       answer("alpha", "alpha", [{ title: "Deadlines", locator: "https://alpha.example/1" }]),
     );
     gateway = await listen(
-      createGateway({
-        manifest: manifestOf([{ name: "alpha", endpoint: provider.url }]),
-        allowLoopback: true,
-      }).fetch,
+      createGateway(
+        settingsFor(manifestOf([{ name: "alpha", endpoint: provider.url }]), {}, {
+          allowLoopback: true,
+        }),
+      ).fetch,
     );
     url = `http://127.0.0.1:${gateway.port}`;
     untouched = await startServer(raw(500, "no request should arrive here"));

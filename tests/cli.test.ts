@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createGateway } from "../src/http/mod.ts";
 import { buildEnvelope } from "../src/envelope/build-envelope.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
-import { manifestOf } from "./support/gateway.ts";
+import { manifestOf, settingsFor } from "./support/gateway.ts";
 import { answer, hold, raw, startServer, type TestServer } from "./support/servers.ts";
 import { runCli, runJson } from "./support/cli.ts";
 
@@ -40,14 +40,15 @@ describe("tracefetch search against a gateway", { concurrency: true }, () => {
     const alpha = await start(answer("alpha", "alpha", ALPHA));
     const beta = await start(answer("beta", "beta", BETA));
     const broken = await start(raw(500, "upstream fault"));
-    const app = createGateway({
-      manifest: manifestOf([
+    const app = createGateway(settingsFor(
+      manifestOf([
         { name: "alpha", endpoint: alpha.url },
         { name: "beta", endpoint: beta.url },
         { name: "broken", endpoint: broken.url, timeout_seconds: 2 },
       ]),
-      allowLoopback: true,
-    });
+      {},
+      { allowLoopback: true },
+    ));
     gateway = await listen(async (request) => {
       const body = await request.clone().text();
       const query = body === "" ? "" : String(JSON.parse(body).query);

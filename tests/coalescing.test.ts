@@ -8,7 +8,7 @@ import { after, afterEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createGateway } from "../src/http/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
-import { assertEnvelope, gateway, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, gateway, manifestOf, settingsFor } from "./support/gateway.ts";
 import { answer, type Handler, raw, startServer, type TestServer } from "./support/servers.ts";
 import { collect } from "./support/streams.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./support/auth-keys.ts";
@@ -114,7 +114,7 @@ describe("coalescing: identical searches in flight share one fan-out", () => {
 
   it("followers take no in-flight slot: with maxInflight 1, 10 identical concurrent searches all succeed", async () => {
     const alpha = await provider(slow("alpha"));
-    const app = gateway([{ name: "alpha", endpoint: alpha.url }], { maxInflight: 1 });
+    const app = gateway([{ name: "alpha", endpoint: alpha.url }], { settings: { maxInflight: 1 } });
     const statuses = await Promise.all(
       Array.from({ length: 10 }, () => ask(app)("/v1/search?q=one+slot").then((r) => r.status)),
     );
@@ -233,18 +233,12 @@ describe("coalescing never crosses callers the providers could tell apart", () =
     signing ??= await keyPair("EdDSA", "gateway-1");
     caller ??= await keyPair("EdDSA", "ed-1");
     jwks ??= await startServer(raw(200, JSON.stringify({ keys: [caller.publicJwk] })));
-    return createGateway({
-      // Counts every request the provider gets: no background describe.
-      describeProviders: false,
-      manifest: manifestOf(entries),
-      allowLoopback: true,
-      env: {
-        TRACEFETCH_AUTH_JWKS_URL: jwks.url,
-        TRACEFETCH_AUTH_ISSUER: ISSUER,
-        TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
-        TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
-      },
-    });
+    return createGateway(settingsFor(manifestOf(entries), {
+      TRACEFETCH_AUTH_JWKS_URL: jwks.url,
+      TRACEFETCH_AUTH_ISSUER: ISSUER,
+      TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
+      TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+    }, { describeProviders: false, allowLoopback: true }));
   }
 
   const askAs = (app: ReturnType<typeof createGateway>, path: string, token: string) =>

@@ -1,6 +1,7 @@
 /**
- * Configuration from the environment: every variable is parsed by configFromEnv, one grammar per
- * kind; a value that is not understood stops the start with one line naming the variable.
+ * Configuration from the environment: every variable is parsed by readSettings, once per
+ * composition root, one grammar per kind; a value that is not understood stops the start with one
+ * line naming the variable.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -9,20 +10,21 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
   BOOLEAN_VARIABLES,
-  ConfigError,
-  configFromEnv,
-  type EnvConfig,
+  type Env,
+  type EnvSettings,
+  readSettings,
   VERSION,
 } from "../src/gateway/mod.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
 import { cleanEnv } from "./support/cli.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 
 /** Where each boolean variable lands in the parsed configuration. */
-const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boolean> = {
+const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvSettings) => boolean> = {
   TRACEFETCH_ALLOW_LOOPBACK: (c) => c.allowLoopback,
   TRACEFETCH_REQUIRE_AUTH: (c) => c.auth.requireAuth,
   TRACEFETCH_SUSPEND_PROVIDERS: (c) => c.suspendProviders,
@@ -34,7 +36,7 @@ const BOOLEANS: Record<(typeof BOOLEAN_VARIABLES)[number], (c: EnvConfig) => boo
 };
 
 /** Where each number variable lands, and its default. */
-const NUMBERS: Array<[string, (c: EnvConfig) => number, number]> = [
+const NUMBERS: Array<[string, (c: EnvSettings) => number, number]> = [
   ["PORT", (c) => c.port, 8787],
   ["TRACEFETCH_MAX_PROVIDERS", (c) => c.maxProviders, 32],
   ["TRACEFETCH_MAX_INFLIGHT", (c) => c.maxInflight, 64],
@@ -52,10 +54,13 @@ const KEYS = {
   TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
 };
 
+/** The environment as a composition root parses it. */
+const configFromEnv = (env: Env): EnvSettings => readSettings(env).env;
+
 const refusal = (name: string, value: string) =>
   `${name} must be one of 1/true/yes/on or 0/false/no/off, got ${JSON.stringify(value)}`;
 
-describe("configFromEnv: one grammar per kind of value", () => {
+describe("readSettings: one grammar per kind of value", () => {
   it("every boolean variable accepts 1/true/yes/on and 0/false/no/off, in any case", () => {
     assert.deepEqual(Object.keys(BOOLEANS).sort(), [...BOOLEAN_VARIABLES].sort());
     const spellings: Array<[string, boolean]> = [
@@ -144,15 +149,12 @@ describe("configFromEnv: one grammar per kind of value", () => {
   });
 });
 
-describe("the gateway takes its settings from configFromEnv", () => {
+describe("the gateway takes its settings from readSettings", () => {
   const open = manifestOf([{ name: "notes", endpoint: "https://notes.example/search" }]);
 
   for (const value of ["true", "yes", "ON", "1"]) {
     it(`TRACEFETCH_REQUIRE_AUTH=${value} with a key source: an anonymous GET /v1/providers is 401`, async () => {
-      const app = createGateway({
-        manifest: open,
-        env: { ...KEYS, TRACEFETCH_REQUIRE_AUTH: value },
-      });
+      const app = createGateway(settingsFor(open, { ...KEYS, TRACEFETCH_REQUIRE_AUTH: value }));
       const res = await app.request("/v1/providers");
       assert.equal(res.status, 401);
       assert.equal(assertEnvelope(await res.json()).code, "unauthorized");
@@ -161,17 +163,14 @@ describe("the gateway takes its settings from configFromEnv", () => {
   }
 
   it("TRACEFETCH_REQUIRE_AUTH=false with a key source: anonymous callers are served", async () => {
-    const app = createGateway({
-      manifest: open,
-      env: { ...KEYS, TRACEFETCH_REQUIRE_AUTH: "false" },
-    });
+    const app = createGateway(settingsFor(open, { ...KEYS, TRACEFETCH_REQUIRE_AUTH: "false" }));
     assert.equal((await app.request("/v1/providers")).status, 200);
   });
 
   it("TRACEFETCH_REQUIRE_AUTH=maybe: the gateway refuses to start, naming the variable", () => {
     for (const name of BOOLEAN_VARIABLES) {
       assert.throws(
-        () => createGateway({ manifest: open, env: { ...KEYS, [name]: "maybe" } }),
+        () => createGateway(settingsFor(open, { ...KEYS, [name]: "maybe" })),
         (error: unknown) =>
           error instanceof ConfigError && error.message === refusal(name, "maybe"),
       );
@@ -180,9 +179,9 @@ describe("the gateway takes its settings from configFromEnv", () => {
 
   it("TRACEFETCH_ALLOW_LOOPBACK=true permits http: loopback endpoints; unset, the refusal names the variable", () => {
     const loopback = manifestOf([{ name: "notes", endpoint: "http://127.0.0.1:9/search" }]);
-    createGateway({ manifest: loopback, env: { TRACEFETCH_ALLOW_LOOPBACK: "true" } });
+    createGateway(settingsFor(loopback, { TRACEFETCH_ALLOW_LOOPBACK: "true" }));
     assert.throws(
-      () => createGateway({ manifest: loopback, env: { TRACEFETCH_ALLOW_LOOPBACK: "" } }),
+      () => createGateway(settingsFor(loopback, { TRACEFETCH_ALLOW_LOOPBACK: "" })),
       (error: unknown) =>
         error instanceof ConfigError && /TRACEFETCH_ALLOW_LOOPBACK/.test(error.message),
     );
@@ -192,16 +191,16 @@ describe("the gateway takes its settings from configFromEnv", () => {
     const env = { TRACEFETCH_MAX_INFLIGHT: "3", TRACEFETCH_MAX_PROVIDERS: "5" };
     const status = async (app: ReturnType<typeof createGateway>) =>
       assertEnvelope(await (await app.request("/v1/status")).json()).result;
-    const fromEnv = await status(createGateway({ manifest: open, env }));
+    const fromEnv = await status(createGateway(settingsFor(open, env)));
     assert.deepEqual([fromEnv.max_inflight, fromEnv.max_providers], [3, 5]);
-    const given = await status(createGateway({ manifest: open, env, maxInflight: 7 }));
+    const given = await status(createGateway(settingsFor(open, env, { maxInflight: 7 })));
     assert.deepEqual([given.max_inflight, given.max_providers], [7, 5]);
   });
 
   it("/v1/status reports package.json's version", async () => {
     const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
     assert.equal(VERSION, pkg.version);
-    const app = createGateway({ manifest: open });
+    const app = createGateway(settingsFor(open));
     const body = assertEnvelope(await (await app.request("/v1/status")).json());
     assert.equal(body.result.version, pkg.version);
   });

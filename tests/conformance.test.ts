@@ -154,6 +154,80 @@ describe("conformance: a broken provider fails exactly the cases for its faults"
   });
 });
 
+/**
+ * A strict search-only v1 provider: it searches as `broken()` with no fault, and refuses every
+ * other action, describe included, with `status` and an error body of `code`. With `declared`, it
+ * answers describe listing those actions, and still refuses them.
+ */
+function strictV1(status: number, code: string, declared: string[] = []): Handler {
+  const search = broken();
+  return (req, res, text) => {
+    let action: unknown;
+    try {
+      action = (JSON.parse(text) as { action?: unknown } | null)?.action;
+    } catch { /* not JSON: the search handler refuses it as malformed */ }
+    if (action === undefined || action === "search") return search(req, res, text);
+    const describes = action === "describe" && declared.length > 0;
+    res.writeHead(describes ? 200 : status, { "content-type": "application/json" });
+    res.end(JSON.stringify(
+      describes
+        ? {
+          schema_version: "tracefetch.provider-describe.v1",
+          provider: "broken",
+          scope: "broken",
+          actions: ["search", "describe", ...declared],
+          filters: [],
+          protocol_versions: [1],
+        }
+        : { schema_version: "tracefetch.provider-error.v1", code, message: code },
+    ));
+  };
+}
+
+describe('conformance: 400, 404, 405 and 501 mean "not supported" for an action describe does not declare', () => {
+  const verdicts = (report: { cases: Array<{ case: string; verdict: string }> }) =>
+    Object.fromEntries(report.cases.map((c) => [c.case, c.verdict]));
+  const NOT_DECLARED: ConformanceCaseName[] = [
+    "describe",
+    "health",
+    "expand",
+    "expand-unknown-locator",
+    "refresh",
+  ];
+
+  for (const [status, code] of [[400, "invalid_request"], [405, "unsupported_action"]] as const) {
+    it(`a search-only v1 provider refusing every other action with ${status} ${code} passes describe, health, expand, expand-unknown-locator and refresh; an action no version defines still wants 404 or 501`, async () => {
+      const server = await startServer(strictV1(status, code));
+      try {
+        const report = await runConformance(server.url, { name: "broken", scope: "broken" });
+        const transcript = formatTranscript(report);
+        for (const c of NOT_DECLARED) assert.equal(verdicts(report)[c], "pass", transcript);
+        assert.deepEqual(failedCases(report), ["unsupported-action"], transcript);
+        // A refusal with another code passes with advice to say unsupported_action exactly.
+        const health = report.cases.find((c) => c.case === "health")?.reasons ?? [];
+        if (code === "unsupported_action") assert.deepEqual(health, [], transcript);
+        else assert.match(health.join("\n"), /^advice: .*"unsupported_action" fits/, transcript);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  it("a provider whose describe declares health but which answers health with 400 fails the health case", async () => {
+    const server = await startServer(strictV1(400, "invalid_request", ["health"]));
+    try {
+      const report = await runConformance(server.url, { name: "broken", scope: "broken" });
+      const transcript = formatTranscript(report);
+      assert.equal(verdicts(report).describe, "pass", transcript);
+      assert.deepEqual(failedCases(report), ["health", "unsupported-action"], transcript);
+      const health = report.cases.find((c) => c.case === "health");
+      assert.deepEqual(health?.reasons, ["expected HTTP 200, got 400"], transcript);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 const ERROR_VERSION = "tracefetch.provider-error.v1";
 const SEARCH = JSON.stringify({
   schema_version: "tracefetch.provider-request.v1",

@@ -1,5 +1,5 @@
 /**
- * Describe negotiation (docs/protocol.md, "Describe"): the gateway asks each provider `describe`
+ * Describe negotiation (docs/protocol.md, "describe"): the gateway asks each provider `describe`
  * in the background, skips one that speaks no protocol major it speaks, keeps every provider that
  * answers anything else as a search-only v1 provider, and sends a provider only the filters it
  * declared. Real providers on 127.0.0.1.
@@ -94,7 +94,7 @@ describe("describe negotiation", () => {
     }));
 
   it("skips a provider that speaks protocol major 2 only, naming both sides' versions", async () => {
-    const app = gateway(entries(["v2only", "both"]), { describeProviders: true });
+    const app = gateway(entries(["v2only", "both"]), { settings: { describeProviders: true } });
     await warmUp(app, [servers.v2only!, servers.both!]);
     const before = searches(servers.v2only!).length;
     const { res, body } = await search(app, { scope: "all" });
@@ -110,7 +110,7 @@ describe("describe negotiation", () => {
 
   it("keeps a provider answering 400, 404, 501 or garbage to describe as a search-only provider", async () => {
     const names = ["s400", "s404", "s501", "garbage"];
-    const app = gateway(entries(names), { describeProviders: true });
+    const app = gateway(entries(names), { settings: { describeProviders: true } });
     await warmUp(app, names.map((n) => servers[n]!));
     const { res, body } = await search(app, { scope: "all" });
     assert.equal(res.status, 200);
@@ -121,7 +121,10 @@ describe("describe negotiation", () => {
 
   it("asks describe again only after its TTL, by the injected clock", async () => {
     let now = Date.parse("2026-11-30T12:00:00Z");
-    const app = gateway(entries(["plain"]), { describeProviders: true, now: () => now });
+    const app = gateway(entries(["plain"]), {
+      settings: { describeProviders: true },
+      ports: { now: () => now },
+    });
     const start = describesOf(servers.plain!);
     await warmUp(app, []);
     for (let i = 0; i < 200 && describesOf(servers.plain!) === start; i++) await sleep(10);
@@ -136,7 +139,7 @@ describe("describe negotiation", () => {
   });
 
   it("sends the domains filter to a provider that declared it and never to one that did not", async () => {
-    const app = gateway(entries(["domains", "plain"]), { describeProviders: true });
+    const app = gateway(entries(["domains", "plain"]), { settings: { describeProviders: true } });
     await warmUp(app, [servers.domains!, servers.plain!]);
     const { res } = await post(
       app,
@@ -151,5 +154,88 @@ describe("describe negotiation", () => {
     const toPlain = searches(servers.plain!).at(-1);
     assert.deepEqual(toDomains?.filters, { domains: { include: ["good.org"] } });
     assert.equal(toPlain !== undefined && "filters" in toPlain, false);
+  });
+});
+
+describe("a search-only provider's other actions are not supported, whatever it refuses them with", () => {
+  /** A strict v1 provider: search answers; every other action is refused by `refusal`. */
+  const strict = (name: string, refusal: Handler): Handler => {
+    const ok = provider(name, refusal);
+    return (req, res, body) =>
+      parse(body).action === "search" ? ok(req, res, body) : refusal(req, res, body);
+  };
+  const invalid = status(
+    400,
+    JSON.stringify({
+      schema_version: "tracefetch.provider-error.v1",
+      code: "invalid_request",
+      message: "action: Invalid type",
+    }),
+  );
+  const servers: Record<string, TestServer> = {};
+  before(async () => {
+    servers.s400 = await startServer(strict("s400", invalid));
+    servers.s405 = await startServer(strict("s405", status(405, "")));
+    // Declares health, then refuses it: that is a failure of the provider.
+    servers.lists = await startServer((req, res, body) =>
+      parse(body).action === "describe"
+        ? describes("lists", { actions: ["search", "describe", "health"] })(req, res, body)
+        : parse(body).action === "health"
+        ? invalid(req, res, body)
+        : provider("lists", invalid)(req, res, body)
+    );
+  });
+  after(async () => {
+    await Promise.all(Object.values(servers).map((s) => s.close()));
+  });
+  const entry = (name: string) => ({
+    name,
+    scope: "all",
+    endpoint: servers[name]!.url,
+    timeout_seconds: 5,
+  });
+  const doctor = async (app: ReturnType<typeof gateway>) => {
+    const res = await app.request("/v1/doctor");
+    const body = await res.json();
+    return Object.fromEntries(
+      body.result.providers.map((p: { name: string; health: unknown }) => [p.name, p.health]),
+    );
+  };
+  const expand = async (app: ReturnType<typeof gateway>, provider: string) => {
+    const res = await app.request("/v1/expand", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ provider, locator: `https://good.org/${provider}` }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+
+  it("once describe was refused, a health probe refused with 400 or 405 is unknown, never unavailable", async () => {
+    const app = gateway([entry("s400"), entry("s405")], { settings: { describeProviders: true } });
+    await warmUp(app, [servers.s400!, servers.s405!]);
+    const health = await doctor(app);
+    assert.equal(health.s400.status, "unknown");
+    assert.equal(health.s405.status, "unknown");
+  });
+
+  it("once describe was refused, an expand refused with 400 invalid_request is action_unsupported", async () => {
+    const app = gateway([entry("s400")], { settings: { describeProviders: true } });
+    await warmUp(app, [servers.s400!]);
+    const { status: code, body } = await expand(app, "s400");
+    assert.equal(code, 400);
+    assert.equal(body.code, "action_unsupported");
+  });
+
+  it("before describe answered, a 400 to an action stays the provider's failure: nothing says it is search-only", async () => {
+    const app = gateway([entry("s400")]);
+    const { body } = await expand(app, "s400");
+    assert.equal(body.code, "provider_failed");
+  });
+
+  it("a provider whose describe lists health and refuses it with 400 is unavailable", async () => {
+    const app = gateway([entry("lists")], { settings: { describeProviders: true } });
+    await warmUp(app, [servers.lists!]);
+    const health = await doctor(app);
+    assert.equal(health.lists.status, "unavailable");
   });
 });

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { planWorker, WORKERS_VAR_MAX_BYTES } from "../scripts/dev-worker.ts";
-import { ConfigError } from "../src/gateway/gateway-config.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { cleanEnv } from "./support/cli.ts";
 

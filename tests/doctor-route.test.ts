@@ -54,7 +54,7 @@ describe("GET /v1/doctor", () => {
     servers.broken = await startServer(status(500));
     app = gateway(
       Object.entries(servers).map(([name, s]) => ({ name, endpoint: s.url })),
-      { now: () => now },
+      { ports: { now: () => now } },
     );
   });
   after(async () => {

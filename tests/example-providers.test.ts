@@ -79,7 +79,7 @@ async function failureOf(file: string, make: (base: string) => SearchAdapter) {
   try {
     const adapter = make(`http://127.0.0.1:${upstream.port}/`);
     const app = gateway([{ name: "exa", scope: adapter.scope, timeout_seconds: 5 }], {
-      builtins: { exa: adapter },
+      ports: { builtins: { exa: adapter } },
     });
     const { body } = await search(app, { q: "structured concurrency" });
     return {

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/expand` (docs/envelope.md, "Expand"): the evidence behind a locator, from the one
+ * `POST /v1/expand` (docs/envelope.md, "Other routes"): the evidence behind a locator, from the one
  * provider named, over real providers on 127.0.0.1 (the corpus provider through serveProvider).
  */
 import { after, before, describe, it } from "node:test";

@@ -15,7 +15,8 @@ import { validateManifest } from "../src/protocol/validate-manifest.ts";
 import { parseSearchRequest } from "../src/protocol/search-request.ts";
 import type { FilterName } from "../src/protocol/search-filters.ts";
 import { httpProvider } from "../src/transport/http-provider.ts";
-import { Semaphore } from "../src/transport/semaphore.ts";
+import { exchangeOverFetch } from "../src/io/provider-exchange.ts";
+import { Semaphore } from "../src/io/gate.ts";
 
 /**
  * Search filters (docs/envelope.md, "Filters"): the gateway drops every candidate that fails a
@@ -305,7 +306,7 @@ describe("what a provider receives", () => {
           name: spec.name,
           scope: spec.scope,
           endpoint: spec.endpoint as string,
-          fetch: globalThis.fetch,
+          exchange: exchangeOverFetch(globalThis.fetch),
           now: Date.now,
         }),
       gateFor: () => new Semaphore(4),

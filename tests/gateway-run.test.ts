@@ -15,6 +15,7 @@ import { assertEnvelope, gateway, manifestOf } from "./support/gateway.ts";
 import { answer, type Handler, startServer, type TestServer } from "./support/servers.ts";
 import { runJson } from "./support/cli.ts";
 import { collect } from "./support/streams.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 describe("the in-flight count", () => {
   it("a place given back twice is counted once", () => {
@@ -39,7 +40,9 @@ describe("the in-flight count", () => {
       await reply(req, res, body);
     });
     try {
-      const app = gateway([{ name: "slow", endpoint: provider.url }], { maxInflight: 1 });
+      const app = gateway([{ name: "slow", endpoint: provider.url }], {
+        settings: { maxInflight: 1 },
+      });
       const inFlight = async () =>
         assertEnvelope(await (await app.request("/v1/status")).json()).result.searches_in_flight;
       const streamed = await app.request("/v1/search?q=x&stream=ndjson");
@@ -128,7 +131,7 @@ describe("the CLI's in-process search is the gateway's search", () => {
 
   it("search x --manifest m.json answers the envelope npm start answers for m.json, built-in keys included", async () => {
     const served = await launch(
-      { ...env, TRACEFETCH_MANIFEST: manifestPath, PORT: "0" },
+      readSettings({ ...env, TRACEFETCH_MANIFEST: manifestPath, PORT: "0" }),
       (fetch, host, port, deadlines) => listen(fetch, host, port, deadlines),
     );
     let overHttp;

@@ -165,7 +165,7 @@ describe("the packed kit, installed into an empty project and run with plain nod
       };
       const local = await search(
         gateway([{ name: "exa", scope: "test", timeout_seconds: 5 }], {
-          builtins: { exa: inProcess },
+          ports: { builtins: { exa: inProcess } },
         }),
       );
       const http = overHttp.body.result.candidates[0];

@@ -10,26 +10,32 @@ import { join, posix } from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleWorker, type WorkerModule, writeWorker } from "../scripts/build-worker.ts";
 import { remoteBuiltins } from "../src/gateway/remote-builtins.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
 
 const TOKEN = `ghp_${"T0k3n".repeat(8)}`;
 
-describe("remote built-ins are loaded only when one of their variables is set", () => {
+/** The built-ins' keys as a composition root parses them. */
+const keysOf = (env: Record<string, string>) => readSettings(env).env.builtins;
+
+describe("remote built-ins are loaded only when one of their keys is set", () => {
   it("with none of them set there are none, whatever else the environment holds", async () => {
     assert.deepEqual(
-      await remoteBuiltins({ TRACEFETCH_MAX_PROVIDERS: "4", HOME: "/x" }, false),
+      await remoteBuiltins(keysOf({ TRACEFETCH_MAX_PROVIDERS: "4", HOME: "/x" })),
       {},
     );
-    assert.deepEqual(await remoteBuiltins({ GITHUB_TOKEN: " ", EXA_API_KEY: "" }, false), {});
+    assert.deepEqual(await remoteBuiltins(keysOf({ GITHUB_TOKEN: " ", EXA_API_KEY: "" })), {});
   });
 
   it("GITHUB_TOKEN makes the github built-in", async () => {
-    assert.deepEqual(Object.keys(await remoteBuiltins({ GITHUB_TOKEN: TOKEN }, false)), ["github"]);
+    assert.deepEqual(Object.keys(await remoteBuiltins(keysOf({ GITHUB_TOKEN: TOKEN }))), [
+      "github",
+    ]);
   });
 
-  it("a base URL override alone is still checked: a bad one stops the start naming it", async () => {
-    await assert.rejects(
-      remoteBuiltins({ EXA_BASE_URL: "ftp://exa.example" }, false),
+  it("a base URL override alone is still checked: a bad one stops the start naming it", () => {
+    assert.throws(
+      () => keysOf({ EXA_BASE_URL: "ftp://exa.example" }),
       (error: unknown) => error instanceof ConfigError && /^EXA_BASE_URL /.test(error.message),
     );
   });
@@ -61,7 +67,7 @@ describe("the Worker build", { timeout: 60_000 }, () => {
   });
 
   const LAZY = [
-    "src/http/schema-documents.ts",
+    "src/protocol/schema-documents.ts",
     "schemas/envelope.json",
     "src/gateway/action-run.ts",
     "src/protocol/action-request.ts",

@@ -9,7 +9,8 @@ import {
 } from "../src/protocol/mod.ts";
 import type { ManifestIssue } from "../src/protocol/mod.ts";
 import { createGateway } from "../src/http/mod.ts";
-import { ConfigError } from "../src/gateway/mod.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
+import { settingsFor } from "./support/gateway.ts";
 
 const V = "tracefetch.providers.v1";
 /** A long value is cut to 64 characters, so the line stays readable. */
@@ -41,11 +42,14 @@ const one = (provider: Record<string, unknown>, extra: Record<string, unknown> =
 function refuses(manifest: unknown, issues: ManifestIssue[], allowLoopback = false) {
   assert.deepEqual(validateManifest(manifest, { allowLoopback }), { ok: false, issues });
   const message = manifestRefusal(issues);
-  assert.throws(() => createGateway({ manifest, allowLoopback }), (error: unknown) => {
-    assert.ok(error instanceof ConfigError, String(error));
-    assert.equal(error.message, message);
-    return true;
-  });
+  assert.throws(
+    () => createGateway(settingsFor(manifest, {}, { allowLoopback })),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, String(error));
+      assert.equal(error.message, message);
+      return true;
+    },
+  );
   for (const issue of issues) {
     // An empty name cannot be shown; every other provider name is.
     if (issue.provider) {
@@ -69,7 +73,7 @@ function refusesProvider(
 function accepts(manifest: unknown, allowLoopback = false) {
   const result = validateManifest(manifest, { allowLoopback });
   assert.equal(result.ok, true, result.ok ? "" : formatManifestIssues(result.issues));
-  createGateway({ manifest, allowLoopback });
+  createGateway(settingsFor(manifest, {}, { allowLoopback }));
   return result.ok ? result.manifest : assert.fail();
 }
 
@@ -284,7 +288,7 @@ describe("manifest: shape, tiers and text", () => {
       ok: false,
       issues: [{ field: "manifest", message }],
     });
-    assert.throws(() => createGateway({ manifest: text }), ConfigError);
+    assert.throws(() => createGateway(settingsFor(text)), ConfigError);
     assert.equal(parseManifestText(text.slice(0, -1), { allowLoopback: false }).ok, true);
   });
 
@@ -294,7 +298,7 @@ describe("manifest: shape, tiers and text", () => {
     assert.deepEqual(issues.map((i) => i.field), ["manifest"]);
     assert.match(issues[0]?.message ?? "", /^is not valid JSON \(/);
     assert.throws(
-      () => createGateway({ manifest: "not json" }),
+      () => createGateway(settingsFor("not json")),
       (e: unknown) =>
         e instanceof ConfigError &&
         /^invalid manifest: manifest: is not valid JSON/.test(e.message),
@@ -304,6 +308,6 @@ describe("manifest: shape, tiers and text", () => {
   it("tolerates a leading BOM in manifest text", () => {
     const text = `\uFEFF${JSON.stringify(one(papers()))}`;
     assert.equal(parseManifestText(text, { allowLoopback: false }).ok, true);
-    createGateway({ manifest: text });
+    createGateway(settingsFor(text));
   });
 });

@@ -7,11 +7,11 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
 import { listen as nodeListen } from "../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
-import { configFromEnv } from "../src/gateway/env-config.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
+
 import { createGateway } from "../src/http/mod.ts";
-import { ConfigError } from "../src/gateway/gateway-config.ts";
-import { assertEnvelope, gateway, manifestOf } from "./support/gateway.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
+import { assertEnvelope, gateway, manifestOf, settingsFor } from "./support/gateway.ts";
 import {
   assertToolOutput,
   connect,
@@ -21,6 +21,7 @@ import {
   mcpSetup,
 } from "./support/mcp.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 const isDeno = "Deno" in globalThis;
 
@@ -46,9 +47,9 @@ describe(`/mcp on ${isDeno ? "Deno" : "Node"}: the SDK's client over real HTTP`,
   before(async () => {
     setup = await mcpSetup(listen);
     gateway = await launch(
-      { ...setup.env, PORT: "0" },
+      readSettings({ ...setup.env, PORT: "0" }),
       listen,
-      isDeno ? undefined : createNodeFetch(),
+      isDeno ? undefined : nodePorts(),
     );
     mcp = new URL("/mcp", gateway.url);
   });
@@ -120,7 +121,7 @@ describe("/mcp: a search shed for load", () => {
   before(async () => {
     hanging = await startServer(() => {});
     const app = gateway([{ name: "hang", endpoint: hanging.url, timeout_seconds: 30 }], {
-      maxInflight: 1,
+      settings: { maxInflight: 1 },
     });
     served = await listen(app.fetch, "127.0.0.1", 0);
   });
@@ -168,11 +169,11 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
     });
 
   it("loopback origins are refused unless loopback is allowed (a development setup)", async () => {
-    const production = createGateway({ manifest });
+    const production = createGateway(settingsFor(manifest));
     const res = await initialize(production, "http://localhost:3000");
     assert.equal(res.status, 403);
     assert.equal(assertEnvelope(await res.json()).code, "forbidden");
-    const dev = createGateway({ manifest, allowLoopback: true });
+    const dev = createGateway(settingsFor(manifest, {}, { allowLoopback: true }));
     for (const origin of ["http://localhost:3000", "http://127.0.0.1:8080", "http://[::1]:9"]) {
       const ok = await initialize(dev, origin);
       assert.equal(ok.status, 200, origin);
@@ -183,7 +184,7 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
   });
 
   it("the gateway's own host is not implied: under DNS rebinding it is the hostile page's", async () => {
-    const app = createGateway({ manifest });
+    const app = createGateway(settingsFor(manifest));
     const res = await app.request("http://gateway.example/mcp", {
       method: "POST",
       headers: { origin: "http://gateway.example", "content-type": "application/json" },
@@ -195,13 +196,13 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
 
   it("TRACEFETCH_MCP_ORIGINS lists origins, normalised as browsers send them; anything else stops the start", async () => {
     assert.deepEqual(
-      configFromEnv({
+      readSettings({
         TRACEFETCH_MCP_ORIGINS:
           " https://App.example , https://b.example:8443/,http://c.example:80 ",
-      }).mcpOrigins,
+      }).env.mcpOrigins,
       ["https://app.example", "https://b.example:8443", "http://c.example"],
     );
-    assert.deepEqual(configFromEnv({ TRACEFETCH_MCP_ORIGINS: "" }).mcpOrigins, []);
+    assert.deepEqual(readSettings({ TRACEFETCH_MCP_ORIGINS: "" }).env.mcpOrigins, []);
     for (
       const value of [
         "*",
@@ -212,7 +213,7 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
       ]
     ) {
       assert.throws(
-        () => configFromEnv({ TRACEFETCH_MCP_ORIGINS: value }),
+        () => readSettings({ TRACEFETCH_MCP_ORIGINS: value }),
         (error: unknown) =>
           error instanceof ConfigError &&
           error.message.startsWith("TRACEFETCH_MCP_ORIGINS must list origins") &&
@@ -220,25 +221,21 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
         value,
       );
     }
-    const app = createGateway({
-      manifest,
-      env: { TRACEFETCH_MCP_ORIGINS: "https://App.example" },
-    });
+    const app = createGateway(
+      settingsFor(manifest, { TRACEFETCH_MCP_ORIGINS: "https://App.example" }),
+    );
     const res = await initialize(app, "https://app.example");
     assert.equal(res.status, 200);
     await res.body?.cancel();
   });
 
   it("with TRACEFETCH_REQUIRE_AUTH, /mcp needs a token like every route", async () => {
-    const app = createGateway({
-      manifest,
-      env: {
-        TRACEFETCH_AUTH_SECRET: "s".repeat(32),
-        TRACEFETCH_AUTH_ISSUER: "https://issuer.example",
-        TRACEFETCH_AUTH_AUDIENCE: "tracefetch-test",
-        TRACEFETCH_REQUIRE_AUTH: "on",
-      },
-    });
+    const app = createGateway(settingsFor(manifest, {
+      TRACEFETCH_AUTH_SECRET: "s".repeat(32),
+      TRACEFETCH_AUTH_ISSUER: "https://issuer.example",
+      TRACEFETCH_AUTH_AUDIENCE: "tracefetch-test",
+      TRACEFETCH_REQUIRE_AUTH: "on",
+    }));
     const res = await app.request("/mcp", { method: "POST", body: "{}" });
     assert.equal(res.status, 401);
     assert.equal(res.headers.get("www-authenticate"), 'Bearer realm="tracefetch"');

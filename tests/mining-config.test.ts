@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, type GatewayConfig } from "../src/gateway/mod.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
+import type { Ports } from "../src/gateway/mod.ts";
 import { launch } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
@@ -19,6 +20,7 @@ import {
   notesManifest,
   tracesOfLines,
 } from "./support/mining-fixture.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 const SECRET = "s".repeat(32);
 const CONFIRMED = { TRACEFETCH_MINING_CONFIRMED: "1", TRACEFETCH_TRACE_SECRET: SECRET };
@@ -39,11 +41,11 @@ describe("mining configuration", () => {
   });
 
   const notes = () => notesManifest(provider.url);
-  const gatewayWith = (env: Record<string, string>, config: Partial<GatewayConfig> = {}) =>
+  const gatewayWith = (env: Record<string, string>, config: Ports = {}) =>
     notesGateway(provider.url, env, config);
 
   describe("configurations refused at start, each naming what to set", () => {
-    const refusals: Array<[string, Record<string, string>, RegExp, Partial<GatewayConfig>?]> = [
+    const refusals: Array<[string, Record<string, string>, RegExp, Ports?]> = [
       [
         "a sink without TRACEFETCH_TRACE_SECRET",
         { TRACEFETCH_TRACE_WEBHOOK: "https://c.example/t" },
@@ -132,13 +134,16 @@ describe("mining configuration", () => {
       const file = join(dir, "not-a-folder");
       writeFileSync(file, "");
       await assert.rejects(
-        launch({
-          TRACEFETCH_MANIFEST: JSON.stringify(notes()),
-          TRACEFETCH_ALLOW_LOOPBACK: "1",
-          TRACEFETCH_TRACE_FILE: join(file, "traces.jsonl"),
-          TRACEFETCH_TRACE_SECRET: SECRET,
-          PORT: "0",
-        }, listen),
+        launch(
+          readSettings({
+            TRACEFETCH_MANIFEST: JSON.stringify(notes()),
+            TRACEFETCH_ALLOW_LOOPBACK: "1",
+            TRACEFETCH_TRACE_FILE: join(file, "traces.jsonl"),
+            TRACEFETCH_TRACE_SECRET: SECRET,
+            PORT: "0",
+          }),
+          listen,
+        ),
         (error: unknown) =>
           error instanceof ConfigError &&
           /^TRACEFETCH_TRACE_FILE: cannot write ".*traces\.jsonl" \(ENOTDIR\)$/.test(error.message),
@@ -147,14 +152,17 @@ describe("mining configuration", () => {
 
     it("a writable path records each search, one JSON line each", async () => {
       const path = join(dir, "launched.jsonl");
-      const running = await launch({
-        TRACEFETCH_MANIFEST: JSON.stringify(notes()),
-        TRACEFETCH_ALLOW_LOOPBACK: "1",
-        TRACEFETCH_DESCRIBE_PROVIDERS: "0",
-        TRACEFETCH_TRACE_FILE: path,
-        ...CONFIRMED,
-        PORT: "0",
-      }, listen);
+      const running = await launch(
+        readSettings({
+          TRACEFETCH_MANIFEST: JSON.stringify(notes()),
+          TRACEFETCH_ALLOW_LOOPBACK: "1",
+          TRACEFETCH_DESCRIBE_PROVIDERS: "0",
+          TRACEFETCH_TRACE_FILE: path,
+          ...CONFIRMED,
+          PORT: "0",
+        }),
+        listen,
+      );
       try {
         const res = await fetch(`${running.url}/v1/search?q=launched`);
         const body = assertEnvelope(await res.json());

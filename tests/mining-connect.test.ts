@@ -9,9 +9,8 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
 import { createGateway } from "../src/http/mod.ts";
-import type { GatewayConfig } from "../src/gateway/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
-import { manifestOf } from "./support/gateway.ts";
+import { manifestOf, settingsFor } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { runCli, runJson, tempConfig } from "./support/cli.ts";
 
@@ -41,20 +40,18 @@ describe("tracefetch connect and the gateway's mining", () => {
     await Promise.all(folders.map((f) => f.remove()));
   });
 
-  const serve = async (config: Partial<GatewayConfig>) => {
-    const app = createGateway({
-      manifest: manifestOf([{ name: "alpha", endpoint: provider.url }]),
-      allowLoopback: true,
-      describeProviders: false,
-      ...config,
-    });
+  const serve = async (env: Record<string, string>) => {
+    const manifest = manifestOf([{ name: "alpha", endpoint: provider.url }]);
+    const app = createGateway(
+      settingsFor(manifest, env, { allowLoopback: true, describeProviders: false }),
+    );
     const served = await listen(app.fetch);
     gateways.push(served);
     return `http://127.0.0.1:${served.port}`;
   };
 
   it("undecided: machine mode answers human_decision_required and saves nothing; --yes connects", async () => {
-    const url = await serve({ env });
+    const url = await serve(env);
     const config = await folder();
     const asked = await runJson(["connect", url], { config });
     assert.equal(asked.code, 3);
@@ -76,9 +73,7 @@ describe("tracefetch connect and the gateway's mining", () => {
   });
 
   it("enabled: connects and says every search is recorded", async () => {
-    const url = await serve({
-      env: { ...env, TRACEFETCH_MINING_CONFIRMED: "1" },
-    });
+    const url = await serve({ ...env, TRACEFETCH_MINING_CONFIRMED: "1" });
     const run = await runJson(["connect", url], { config: await folder() });
     assert.equal(run.envelope.code, "ok");
     assert.deepEqual(run.envelope.result.mining, {

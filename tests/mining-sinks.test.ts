@@ -8,16 +8,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGateway } from "../src/http/mod.ts";
-import { configFromEnv } from "../src/gateway/mod.ts";
+import { readSettings } from "../src/gateway/mod.ts";
 import type { Trace } from "../src/protocol/trace-schema.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
 import { sinkCases } from "./support/mining-cases.ts";
 import { startCollector, tracesOfBodies, tracesOfLines } from "./support/mining-fixture.ts";
+import { runtimePorts, settingsFor } from "./support/gateway.ts";
 
 const RUNTIME = "Deno" in globalThis ? "Deno" : "Node";
-/** Each runtime's own client for providers and the webhook, as its entry uses. */
-const runtimeFetch = "Deno" in globalThis ? undefined : createNodeFetch();
 
 sinkCases({
   name: `${RUNTIME}, JSONL file`,
@@ -26,12 +24,10 @@ sinkCases({
     const dir = await mkdtemp(join(tmpdir(), "tracefetch-traces-"));
     const path = join(dir, "traces.jsonl");
     const settings = { ...world.env, TRACEFETCH_TRACE_FILE: path, ...env };
-    const sink = await openTraceFile(path, configFromEnv(settings).mining.fileMaxBytes);
-    const app = createGateway({
-      manifest: world.manifest,
-      env: settings,
+    const sink = await openTraceFile(path, readSettings(settings).env.mining.fileMaxBytes);
+    const app = createGateway(settingsFor(world.manifest, settings), {
+      ...runtimePorts,
       traceSink: sink,
-      ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
     });
     /** Traces read before the file was taken away, when the sink was broken. */
     const kept: Trace[] = [];
@@ -62,11 +58,8 @@ sinkCases({
   breaks: ["fail", "hang"],
   async start(world, env) {
     const collector = await startCollector();
-    const app = createGateway({
-      manifest: world.manifest,
-      env: { ...world.env, TRACEFETCH_TRACE_WEBHOOK: collector.url, ...env },
-      ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
-    });
+    const webhookEnv = { ...world.env, TRACEFETCH_TRACE_WEBHOOK: collector.url, ...env };
+    const app = createGateway(settingsFor(world.manifest, webhookEnv), runtimePorts);
     const jwks = await (await app.request("/.well-known/jwks.json")).json();
     return {
       fetch: async (p, init) => await app.request(p, init),

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from "jose";
 import { createGateway } from "../src/http/mod.ts";
-import type { GatewayConfig } from "../src/gateway/mod.ts";
+import type { Ports } from "../src/gateway/mod.ts";
 import type { TraceSink } from "../src/gateway/mining/sink.ts";
 import { createProviderTokenSigner, verifyGatewayToken } from "../src/auth/mod.ts";
 import { MAX_TRACE_BYTES } from "../src/protocol/limits.ts";
@@ -19,7 +19,7 @@ import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { bundleWorker } from "../scripts/build-worker.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf, validators } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor, validators } from "./support/gateway.ts";
 import {
   type Collector,
   eventually,
@@ -59,14 +59,17 @@ describe("mining", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const gatewayWith = (env: Record<string, string>, config: Partial<GatewayConfig> = {}) =>
+  const gatewayWith = (env: Record<string, string>, config: Ports = {}) =>
     notesGateway(provider.url, env, config);
 
   it("a webhook batch is a JWS that verifies against the gateway's JWKS, and verifyGatewayToken refuses it", async () => {
-    const app = createGateway({
-      manifest: world.manifest,
-      env: { ...world.env, ...CONFIRMED, TRACEFETCH_TRACE_WEBHOOK: collector.url },
-    });
+    const app = createGateway(
+      settingsFor(world.manifest, {
+        ...world.env,
+        ...CONFIRMED,
+        TRACEFETCH_TRACE_WEBHOOK: collector.url,
+      }),
+    );
     const res = await app.request("/v1/search?q=deadline");
     assert.equal(res.status, 200);
     await eventually("a batch", () => Promise.resolve(collector.taken.length), (n) => n >= 1);
@@ -197,13 +200,13 @@ describe("mining", () => {
     ));
     try {
       const path = join(dir, "capped.jsonl");
-      const app = createGateway({
-        manifest: manifestOf([{ name: "big", endpoint: big.url }]),
-        allowLoopback: true,
-        describeProviders: false,
-        env: { ...CONFIRMED, TRACEFETCH_TRACE_FILE: path },
-        traceSink: await openTraceFile(path, 10_000_000),
-      });
+      const app = createGateway(
+        settingsFor(manifestOf([{ name: "big", endpoint: big.url }]), {
+          ...CONFIRMED,
+          TRACEFETCH_TRACE_FILE: path,
+        }, { allowLoopback: true, describeProviders: false }),
+        { traceSink: await openTraceFile(path, 10_000_000) },
+      );
       await app.request("/v1/search?q=big&limit=100");
       const [line] = await eventually(
         "the trace",

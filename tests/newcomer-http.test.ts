@@ -12,7 +12,7 @@ import { createGateway } from "../src/http/mod.ts";
 import { dedupKey, shownLocator } from "../src/core/dedup-key.ts";
 import { nearestName } from "../src/protocol/did-you-mean.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, gateway, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, gateway, manifestOf, settingsFor } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
 
 const root = new URL("../", import.meta.url);
@@ -245,8 +245,8 @@ describe("unknown_scope and unknown_provider list what this caller may use, neve
       await startServer(answer("open", "open", [])),
       await startServer(answer("vault", "vault", [])),
     ];
-    gated = createGateway({
-      manifest: manifestOf([
+    gated = createGateway(settingsFor(
+      manifestOf([
         { name: "open", endpoint: servers[0]!.url },
         {
           name: "vault",
@@ -256,13 +256,13 @@ describe("unknown_scope and unknown_provider list what this caller may use, neve
           auth: { type: "gateway-token" },
         },
       ]),
-      allowLoopback: true,
-      env: {
+      {
         TRACEFETCH_AUTH_SECRET: SECRET,
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
       },
-    });
+      { allowLoopback: true },
+    ));
   });
   after(async () => {
     await Promise.all(servers.map((s) => s.close()));
@@ -319,10 +319,10 @@ describe("unknown_scope and unknown_provider list what this caller may use, neve
 describe("a manifest with no providers", () => {
   it("warns once when the gateway is built, and every search says the manifest is empty, not the caller's scope", async () => {
     const warnings: string[] = [];
-    const empty = createGateway({
-      manifest: { schema_version: "tracefetch.providers.v1", providers: [] },
-      onWarning: (line) => warnings.push(line),
-    });
+    const empty = createGateway(
+      settingsFor({ schema_version: "tracefetch.providers.v1", providers: [] }),
+      { onWarning: (line) => warnings.push(line) },
+    );
     assert.equal(warnings.length, 1);
     assert.match(warnings[0] ?? "", /^the manifest declares no providers/);
     for (const query of ["q=x", "q=x&scope=anything", "q=x&providers=a"]) {
@@ -336,10 +336,10 @@ describe("a manifest with no providers", () => {
 
   it("a manifest with providers gives no warning", () => {
     const warnings: string[] = [];
-    createGateway({
-      manifest: manifestOf([{ name: "open", endpoint: "https://open.example/search" }]),
-      onWarning: (line) => warnings.push(line),
-    });
+    createGateway(
+      settingsFor(manifestOf([{ name: "open", endpoint: "https://open.example/search" }])),
+      { onWarning: (line) => warnings.push(line) },
+    );
     assert.deepEqual(warnings, []);
   });
 });

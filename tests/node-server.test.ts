@@ -30,7 +30,7 @@ describe("the Node server: every answer an envelope", { skip: "Deno" in globalTh
   before(async () => {
     provider = await startServer(answer("notes", "notes", [HEALTHY]));
     const app = gateway([{ name: "notes", endpoint: provider.url }], {
-      bodyTimeoutMs: DEADLINE_MS,
+      settings: { bodyTimeoutMs: DEADLINE_MS },
     });
     server = await listen(app.fetch, "127.0.0.1", 0, {
       headersTimeoutMs: DEADLINE_MS,

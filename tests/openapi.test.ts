@@ -20,12 +20,13 @@ import { VIEWER_PACKAGE, viewerFile } from "../src/runtime/api-docs-viewer.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 const TEXT = readFileSync(new URL("../schemas/openapi.json", import.meta.url), "utf8");
 // deno-lint-ignore no-explicit-any
 const DOC: any = JSON.parse(TEXT);
 const VIEWER = "globalThis.Scalar = { createApiReference() {} };\n";
-const withViewer = { apiDocs: () => Promise.resolve(VIEWER) };
+const withViewer = { ports: { apiDocs: () => Promise.resolve(VIEWER) } };
 
 /** The document's path for a route as the router matches it (`/schemas/:file`). */
 function documentPath(pattern: string): string {
@@ -224,7 +225,7 @@ describe("GET /docs", () => {
   });
 
   it("on without the viewer installed, both answer a 404 envelope naming its package", async () => {
-    const app = gateway([], { apiDocs: () => Promise.resolve(null) });
+    const app = gateway([], { ports: { apiDocs: () => Promise.resolve(null) } });
     for (const path of ["/docs", "/docs/scalar.js"]) {
       const body = assertEnvelope(await (await app.request(path)).json());
       assert.equal(body.code, "not_found", path);
@@ -238,10 +239,10 @@ describe("/docs as npm start and deno task dev serve it", () => {
   const started = async (env: Record<string, string>) => {
     let app: ((request: Request) => Response | Promise<Response>) | null = null;
     const running = await launch(
-      {
+      readSettings({
         TRACEFETCH_MANIFEST: '{"schema_version":"tracefetch.providers.v1","providers":[]}',
         ...env,
-      },
+      }),
       (fetch) => {
         app = fetch;
         return Promise.resolve({ port: 0, close: () => Promise.resolve() });

@@ -1,5 +1,5 @@
 /**
- * The provider actions beside search (docs/protocol.md, "Actions"): describe, health, expand and
+ * The provider actions beside search (docs/protocol.md, "Actions: describe, health, expand, refresh"): describe, health, expand and
  * refresh, through serveProvider and the HTTP client on 127.0.0.1 and through the in-process
  * client, for the corpus provider, the built-ins over recorded upstreams, the example providers,
  * and providers that predate the actions.
@@ -17,8 +17,9 @@ import { exaAdapter, githubAdapter, githubLocator } from "../src/builtins/mod.ts
 import { serveProvider } from "../src/kit/serve-provider.ts";
 import { MAX_EXPAND_TEXT_CHARS, TRUNCATION_MARKER } from "../src/protocol/limits.ts";
 import { ProviderError, type SearchAdapter } from "../src/protocol/provider-contract.ts";
-import { ByteBudget } from "../src/transport/byte-budget.ts";
+import { ByteBudget } from "../src/io/byte-budget.ts";
 import { httpProvider } from "../src/transport/http-provider.ts";
+import { exchangeOverFetch } from "../src/io/provider-exchange.ts";
 import { inProcessProvider } from "../src/transport/in-process-provider.ts";
 import type { ProviderClient } from "../src/transport/provider-client.ts";
 import { listen } from "../src/runtime/node-listen.ts";
@@ -54,7 +55,7 @@ async function bothWays(
         name: adapter.name,
         scope: adapter.scope,
         endpoint: `http://127.0.0.1:${server.port}/search`,
-        fetch,
+        exchange: exchangeOverFetch(fetch),
         now: () => Date.now(),
       }),
       "over HTTP",
@@ -65,7 +66,8 @@ async function bothWays(
 }
 
 function overHttp(server: TestServer, name = "p", scope = "s"): ProviderClient {
-  return httpProvider({ name, scope, endpoint: server.url, fetch, now: () => Date.now() });
+  const exchange = exchangeOverFetch(fetch);
+  return httpProvider({ name, scope, endpoint: server.url, exchange, now: () => Date.now() });
 }
 
 async function withServer(handler: Handler, run: (s: TestServer) => Promise<void>) {

@@ -26,7 +26,7 @@ describe("property: any provider answer leaves the gateway, the caller and the o
   before(async () => {
     providers = await startFuzzProviders();
     // Every generated answer must reach the gateway, however many of them fail.
-    app = gateway(fuzzProviderEntries(providers), { suspendProviders: false });
+    app = gateway(fuzzProviderEntries(providers), { settings: { suspendProviders: false } });
   });
   after(async () => {
     await providers?.close();

@@ -19,7 +19,8 @@ import {
   responseBody,
 } from "./support/outcomes.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
-import { classifyStatus, parseRetryAfter } from "../src/transport/classify.ts";
+import { classifyStatus } from "../src/transport/classify-status.ts";
+import { parseRetryAfter } from "../src/io/retry-after.ts";
 import { MAX_PROVIDER_WAIT_MS } from "../src/protocol/limits.ts";
 import { CLOCK_TOLERANCE_SECONDS, createCallerVerifier } from "../src/auth/verify-caller.ts";
 

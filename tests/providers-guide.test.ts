@@ -13,11 +13,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { createGateway } from "../src/http/mod.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { keyPair } from "./support/auth-keys.ts";
 import { cleanEnv, runJson } from "./support/cli.ts";
-import { assertEnvelope, search } from "./support/gateway.ts";
+import { assertEnvelope, search, settingsFor } from "./support/gateway.ts";
 import {
   type KitProject,
   packedKitProject,
@@ -80,11 +80,10 @@ const GUIDE_ENDPOINT = "http://127.0.0.1:9101/search";
 function guideGateway(url: string) {
   const manifest = file("notes-manifest.json");
   assert.ok(manifest.includes(GUIDE_ENDPOINT), `the guide's manifest lists ${GUIDE_ENDPOINT}`);
-  return createGateway({
-    manifest: manifest.replace(GUIDE_ENDPOINT, url),
-    allowLoopback: true,
-    fetch: createNodeFetch(),
-  });
+  return createGateway(
+    settingsFor(manifest.replace(GUIDE_ENDPOINT, url), {}, { allowLoopback: true }),
+    { ...nodePorts() },
+  );
 }
 
 /** The guide's search answer, as the gateway's attempt for it must carry it. */
@@ -299,12 +298,12 @@ describe("docs/providers.md: its providers, written as the guide shows, run with
         schema_version: "tracefetch.providers.v1",
         providers: [{ ...entry, auth: { type: auth } }],
       });
-      app = createGateway({
-        manifest: manifest("gateway-token"),
-        allowLoopback: true,
-        fetch: createNodeFetch(),
-        env: { TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk) },
-      });
+      app = createGateway(
+        settingsFor(manifest("gateway-token"), {
+          TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+        }, { allowLoopback: true }),
+        { ...nodePorts() },
+      );
       const signed = assertEnvelope(
         await (await fetch(`${gatewayUrl}/v1/search?q=deadline`)).json(),
       );
@@ -318,10 +317,8 @@ describe("docs/providers.md: its providers, written as the guide shows, run with
 
       // What the guide's outcome table says a missing `auth` looks like from the gateway.
       const { body } = await search(
-        createGateway({
-          manifest: manifest("none"),
-          allowLoopback: true,
-          fetch: createNodeFetch(),
+        createGateway(settingsFor(manifest("none"), {}, { allowLoopback: true }), {
+          ...nodePorts(),
         }),
         { q: "deadline" },
       );

@@ -14,7 +14,8 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 const run = promisify(execFile);
 const ROOT = new URL("../", import.meta.url);
@@ -97,11 +98,11 @@ describe("the README's commands", { skip: "Deno" in globalThis }, () => {
   before(async () => {
     const keys = await devKeys();
     const local = { PORT: "0", HOST: "127.0.0.1" };
-    gateway = await launch(local, listen, createNodeFetch());
+    gateway = await launch(readSettings(local), listen, nodePorts());
     tokenDemo = await launch(
-      { ...keys, ...local, TRACEFETCH_REQUIRE_AUTH: "on" },
+      readSettings({ ...keys, ...local, TRACEFETCH_REQUIRE_AUTH: "on" }),
       listen,
-      createNodeFetch(),
+      nodePorts(),
     );
     const { stdout } = await run(
       "node",

@@ -6,7 +6,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { redact, redactSecrets } from "../src/transport/redact.ts";
+import { redact, redactSecrets } from "../src/io/redact.ts";
 import { sanitiseAnswer, sanitiseMetadata } from "../src/core/sanitize.ts";
 import { gateway, search } from "./support/gateway.ts";
 import { answer, type Handler, raw, startServer } from "./support/servers.ts";
@@ -331,7 +331,9 @@ async function throughGateway(
   });
   try {
     // Every form must reach the provider: it fails on purpose, more often than suspension allows.
-    const app = gateway([{ name: "leaky", endpoint: server.url }], { suspendProviders: false });
+    const app = gateway([{ name: "leaky", endpoint: server.url }], {
+      settings: { suspendProviders: false },
+    });
     const runs = [];
     for (let i = 0; i < forms.length; i++) {
       const run = await search(app, { q: String(i) });

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
 import { createGateway } from "../src/http/mod.ts";
 import { createProviderTokenSigner } from "../src/auth/mod.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
 import { evaluate, METRIC_NAMES, relevantCount } from "../src/cli/replay/metrics.ts";
@@ -28,6 +28,7 @@ import {
   SECRETS,
   startMiningWorld,
 } from "./support/mining-fixture.ts";
+import { settingsFor } from "./support/gateway.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const CRANFIELD = join(root, "bench/eval/cranfield");
@@ -53,14 +54,14 @@ describe("replay over recorded Cranfield searches", { skip: "Deno" in globalThis
   /** Records `queries` through a gateway over `setup` with a JSONL sink; the file's path. */
   async function record(setup: Setup, asked: Query[], env: Record<string, string>, name: string) {
     const path = join(dir, name);
-    const app = createGateway({
-      manifest: { schema_version: "tracefetch.providers.v1", providers: setup.providers },
-      allowLoopback: true,
-      describeProviders: false,
-      fetch: createNodeFetch(),
-      env: { ...RECORDING, ...env, TRACEFETCH_TRACE_FILE: path },
-      traceSink: await openTraceFile(path, 64 * 1_048_576),
-    });
+    const app = createGateway(
+      settingsFor({ schema_version: "tracefetch.providers.v1", providers: setup.providers }, {
+        ...RECORDING,
+        ...env,
+        TRACEFETCH_TRACE_FILE: path,
+      }, { allowLoopback: true, describeProviders: false }),
+      { ...nodePorts(), traceSink: await openTraceFile(path, 64 * 1_048_576) },
+    );
     for (const query of asked) {
       // The query's id as the request id, as `npm run eval` sends it: the judgments match on it.
       const res = await app.request("/v1/search", {
@@ -225,17 +226,16 @@ describe("replay matches hashed locators with the trace secret", () => {
 
   it("with TRACEFETCH_TRACE_SECRET the replayed lists equal the recorded ones; without it they cannot", async () => {
     const path = join(dir, "t.jsonl");
-    const app = createGateway({
-      manifest: world.manifest,
-      env: {
+    const app = createGateway(
+      settingsFor(world.manifest, {
         ...world.env,
         ...RECORDING,
         TRACEFETCH_TRACE_SECRET: SECRETS.traceSecret,
         TRACEFETCH_TRACE_RAW_QUERIES: "1",
         TRACEFETCH_TRACE_FILE: path,
-      },
-      traceSink: await openTraceFile(path, 1_000_000),
-    });
+      }),
+      { traceSink: await openTraceFile(path, 1_000_000) },
+    );
     for (let i = 0; i < 3; i++) {
       await app.request(`/v1/search?q=replay${i}`, {
         headers: { authorization: `Bearer ${world.callerToken}` },

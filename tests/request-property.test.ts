@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import fc from "fast-check";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
-import { gateway, manifestOf } from "./support/gateway.ts";
+import { createGateway } from "../src/http/mod.ts";
+import { gateway, manifestOf, runtimePorts, settingsFor } from "./support/gateway.ts";
 
 /**
  * Property: a search request written as GET parameters and as a POST body gets the same HTTP status,
@@ -430,9 +431,11 @@ before(async () => {
     { name: "code", endpoint: code, cost_micros: 5_000 },
     { name: "vault", endpoint: vault, isolated: true },
   ];
-  app = gateway(providers, {
-    manifest: manifestOf(providers, { tiers: { fast: { cost_ceiling_micros: 0 } } }),
-  });
+  const manifest = manifestOf(providers, { tiers: { fast: { cost_ceiling_micros: 0 } } });
+  app = createGateway(
+    settingsFor(manifest, {}, { allowLoopback: true, describeProviders: false }),
+    runtimePorts,
+  );
 });
 after(async () => {
   await Promise.all(servers.map((s) => s.close()));

@@ -2,7 +2,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { answer, startServer } from "./support/servers.ts";
 import type { TestServer } from "./support/servers.ts";
-import { assertEnvelope, gateway, manifestOf, post, search } from "./support/gateway.ts";
+import {
+  assertEnvelope,
+  gateway,
+  manifestOf,
+  post,
+  search,
+  settingsFor,
+} from "./support/gateway.ts";
 import type { ProviderEntry } from "./support/gateway.ts";
 import { createGateway } from "../src/http/mod.ts";
 
@@ -28,12 +35,12 @@ async function withProviders(
     const providers = entries.map((e) =>
       servers[e.name] ? { ...e, endpoint: servers[e.name]?.url } : e
     );
-    const app = createGateway({
-      manifest: manifestOf(providers, extra),
-      allowLoopback: true,
-      // These tests count every request a provider gets: no background describe.
-      describeProviders: false,
-    });
+    const app = createGateway(
+      settingsFor(manifestOf(providers, extra), {}, {
+        allowLoopback: true,
+        describeProviders: false,
+      }),
+    );
     await fn({ app, servers });
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.close()));

@@ -13,7 +13,7 @@ describe("route edges", () => {
 
   before(async () => {
     provider = await startServer(answer("notes", "notes", [{ title: "t", locator: "https://a/" }]));
-    app = gateway([{ name: "notes", endpoint: provider.url }], { maxInflight: 1 });
+    app = gateway([{ name: "notes", endpoint: provider.url }], { settings: { maxInflight: 1 } });
   });
   after(() => provider.close());
 
@@ -59,9 +59,7 @@ describe("route edges", () => {
 
   it("a body that stops arriving is answered 408 request_timeout with Connection: close, and frees its place", async () => {
     const slow = gateway([{ name: "notes", endpoint: provider.url }], {
-      bodyTimeoutMs: 200,
-      maxInflight: 1,
-      maxBodiesInRead: 1,
+      settings: { bodyTimeoutMs: 200, maxInflight: 1, maxBodiesInRead: 1 },
     });
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({

@@ -13,7 +13,7 @@ import {
 import { buildEnvelope, codeRow, CODES } from "../src/envelope/mod.ts";
 import type { CodeRow } from "../src/envelope/mod.ts";
 import { raw, startServer } from "./support/servers.ts";
-import { SCHEMA_NAMES } from "../src/http/route-table.ts";
+import { SCHEMA_NAMES } from "../src/protocol/schema-names.ts";
 import { assertEnvelope, gateway, search, validators } from "./support/gateway.ts";
 
 const ROOT = decodeURIComponent(new URL("..", import.meta.url).pathname);

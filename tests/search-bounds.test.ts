@@ -117,7 +117,7 @@ describe("search bounds", () => {
     };
     const farm = await providerFarm(big);
     try {
-      const app = gateway(farmEntries(farm, 5), { searchBudgetBytes: 300_000 });
+      const app = gateway(farmEntries(farm, 5), { settings: { searchBudgetBytes: 300_000 } });
       const { res, body } = await search(app);
       assert.equal(res.status, 200);
       assert.equal(body.code, "partial");
@@ -151,7 +151,7 @@ describe("search bounds", () => {
       );
     });
     try {
-      const app = gateway(farmEntries(farm, 1), { maxInflight: 2 });
+      const app = gateway(farmEntries(farm, 1), { settings: { maxInflight: 2 } });
       // Three different searches: identical ones would share one fan-out and one slot.
       const first = search(app, { q: "first" });
       const second = search(app, { q: "second" });

@@ -17,9 +17,11 @@ import {
 } from "../src/protocol/provider-contract.ts";
 import { readProviderError } from "../src/protocol/provider-wire.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../src/runtime/node-fetch.ts";
-import { ByteBudget } from "../src/transport/byte-budget.ts";
-import { failureFromStatus, parseRetryAfter } from "../src/transport/classify.ts";
+import { nodePorts } from "../src/runtime/node-fetch.ts";
+import { exchangeOverFetch } from "../src/io/provider-exchange.ts";
+import { ByteBudget } from "../src/io/byte-budget.ts";
+import { failureFromStatus } from "../src/transport/classify-status.ts";
+import { parseRetryAfter } from "../src/io/retry-after.ts";
 import { httpProvider } from "../src/transport/http-provider.ts";
 import { inProcessProvider } from "../src/transport/in-process-provider.ts";
 import type { ProviderClient } from "../src/transport/provider-client.ts";
@@ -29,10 +31,10 @@ import { startServer, type TestServer } from "./support/servers.ts";
 const ERROR_VERSION = "tracefetch.provider-error.v1";
 const NAME = "matrix";
 
-/** Each runtime's production client for remote providers, as the gateway uses it. */
-const providerFetch: typeof fetch = "Deno" in globalThis
-  ? (input, init) => fetch(input, init)
-  : createNodeFetch();
+/** Each runtime's production exchange with remote providers, as the gateway uses it. */
+const providerExchange = "Deno" in globalThis
+  ? exchangeOverFetch((input, init) => fetch(input, init))
+  : nodePorts().exchange;
 
 type AttemptRecord = {
   outcome: string;
@@ -67,7 +69,7 @@ function overHttp(endpoint: string): ProviderClient {
     name: NAME,
     scope: NAME,
     endpoint,
-    fetch: providerFetch,
+    exchange: providerExchange,
     now: () => Date.now(),
   });
 }

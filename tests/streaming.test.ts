@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createGateway } from "../src/http/mod.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
 import { answer, sleep, startServer, type TestServer } from "./support/servers.ts";
-import { assertEnvelope, manifestOf } from "./support/gateway.ts";
+import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
 import { collect, frames, parse } from "./support/streams.ts";
 
 const FAST = [{ title: "Fast page", locator: "https://shared.example/a" }, {
@@ -27,16 +27,14 @@ describe("streaming search over a real HTTP connection", () => {
       slowAnsweredAt = performance.now();
       await answer("slow", "slow", SLOW)(req, res, body);
     });
-    const app = createGateway({
-      // These tests count every request a provider gets: no background describe.
-      describeProviders: false,
-      manifest: manifestOf([{ name: "fast", endpoint: fast.url }, {
+    const app = createGateway(settingsFor(
+      manifestOf([{ name: "fast", endpoint: fast.url }, {
         name: "slow",
         endpoint: slow.url,
       }]),
-      allowLoopback: true,
-      heartbeatMs: 100,
-    });
+      {},
+      { describeProviders: false, allowLoopback: true, heartbeatMs: 100 },
+    ));
     gateway = await listen(app.fetch);
     base = `http://127.0.0.1:${gateway.port}`;
   });
@@ -151,15 +149,14 @@ describe("a caller that disconnects stops costing anything upstream", () => {
         });
       const a = await hang();
       const b = await hang();
-      const app = createGateway({
-        // These tests count every request a provider gets: no background describe.
-        describeProviders: false,
-        manifest: manifestOf([
+      const app = createGateway(settingsFor(
+        manifestOf([
           { name: "a", endpoint: a.url, timeout_seconds: 30 },
           { name: "b", endpoint: b.url, timeout_seconds: 30 },
         ]),
-        allowLoopback: true,
-      });
+        {},
+        { describeProviders: false, allowLoopback: true },
+      ));
       const gw = await listen(app.fetch);
       try {
         const caller = new AbortController();

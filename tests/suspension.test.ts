@@ -11,6 +11,7 @@ import type { CliContext } from "../src/cli/cli-context.ts";
 import { doctorCommand } from "../src/cli/doctor-command.ts";
 import { NO_PAINT } from "../src/cli/paint.ts";
 import { statusCommand } from "../src/cli/status-command.ts";
+import { readSettings } from "../src/gateway/settings.ts";
 
 type Mode =
   | { kind: "ok" }
@@ -103,7 +104,7 @@ async function status(app: ReturnType<typeof gateway>) {
 }
 
 function withApp(entries: ProviderEntry[], c: ReturnType<typeof clock>) {
-  return gateway(entries, { now: c.now });
+  return gateway(entries, { ports: { now: c.now } });
 }
 
 describe("suspension", () => {
@@ -409,6 +410,8 @@ function cliContext(app: ReturnType<typeof gateway>): CliContext {
   };
   return {
     env: { XDG_CONFIG_HOME: "/nonexistent-tracefetch-test-config", NO_COLOR: "1" },
+    // doctor checks the environment as a gateway would: this one, with nothing set.
+    settings: (overrides = {}) => readSettings({ ...overrides }),
     machine: true,
     requestId: "test",
     stdin: never,

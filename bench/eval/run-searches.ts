@@ -5,7 +5,8 @@
 import { createGateway } from "../../src/http/mod.ts";
 import { MAX_QUERY_CHARS } from "../../src/protocol/limits.ts";
 import { listen } from "../../src/runtime/node-listen.ts";
-import { createNodeFetch } from "../../src/runtime/node-fetch.ts";
+import { nodePorts } from "../../src/runtime/node-fetch.ts";
+import { readSettings } from "../../src/gateway/settings.ts";
 import { documentIdOf, type Query } from "./collection.ts";
 import type { Setup } from "./setups.ts";
 
@@ -50,12 +51,9 @@ export async function runSearches(
   queries: readonly Query[],
   limit: number,
 ): Promise<SetupRun> {
-  const app = createGateway({
-    manifest: { schema_version: "tracefetch.providers.v1", providers: setup.providers },
-    allowLoopback: true,
-    describeProviders: false,
-    fetch: createNodeFetch(),
-  });
+  const manifest = { schema_version: "tracefetch.providers.v1", providers: setup.providers };
+  const settings = readSettings({}).withManifest({ value: manifest, loopback: true });
+  const app = createGateway({ ...settings, describeProviders: false }, nodePorts());
   const listening = await listen(app.fetch);
   const url = `http://127.0.0.1:${listening.port}/v1/search`;
   const run: SetupRun = { setup: setup.name, limit, searches: new Map(), shortened: 0, failed: 0 };

@@ -4,7 +4,7 @@
  * on the first request.
  */
 import { ConfigError } from "../protocol/config-error.ts";
-import { endpointProblem } from "../protocol/validate-manifest.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
 import { isRecord } from "../protocol/json-value.ts";
 import { MIN_HS256_SECRET_BYTES } from "../protocol/limits.ts";
 

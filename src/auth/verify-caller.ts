@@ -21,7 +21,7 @@ import {
   MAX_JWKS_BYTES,
   MAX_TOKEN_BYTES,
 } from "../protocol/limits.ts";
-import { boundedFetch } from "../transport/bounded-fetch.ts";
+import { boundedFetch } from "../io/bounded-fetch.ts";
 import type { AuthSettings, KeySource } from "./auth-settings.ts";
 import type { Caller } from "./caller.ts";
 

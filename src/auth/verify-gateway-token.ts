@@ -22,7 +22,7 @@ import {
   JWKS_TIMEOUT_MS,
   MAX_JWKS_BYTES,
 } from "../protocol/limits.ts";
-import { boundedFetch } from "../transport/bounded-fetch.ts";
+import { boundedFetch } from "../io/bounded-fetch.ts";
 import { tokenTooLarge } from "./verify-caller.ts";
 
 export type GatewayTokenOptions = {

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { MAX_EXPAND_TEXT_CHARS, MAX_LOCATOR_CHARS, MAX_SNIPPET_CHARS } from "../protocol/limits.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import { type Evidence, ProviderError, type SearchAdapter } from "../protocol/provider-contract.ts";
-import type { StatusMeaning } from "../transport/classify.ts";
+import type { StatusMeaning } from "../transport/classify-status.ts";
 import {
   callJson,
   checkShape,

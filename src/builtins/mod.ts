@@ -1,6 +1,6 @@
 /**
  * Built-ins: the in-process providers that call a third-party API, `exa` (web search) and `github`
- * (repository and issue search), created from environment bindings. Each is a SearchAdapter over
+ * (repository and issue search), created from the keys the settings hold. Each is a SearchAdapter over
  * the upstream helper (src/transport/upstream.ts), the same one an example provider uses. The
  * `workspace` built-in is the corpus engine of providers/corpus, built by the composition roots.
  *
@@ -12,92 +12,46 @@
  * Invariants:
  * - An adapter exists only when its key is set; the key is sent only to its base URL.
  * - A base URL override is https, or http to a loopback host when loopback is allowed; anything
- *   else refuses to start.
+ *   else refuses to start (checked where the settings are read, src/gateway/settings.ts).
  * - No message names the key.
  * - `expand` builds an upstream URL only from the validated parts of a locator of the built-in's own
  *   shape (a page URL for exa, a repository, issue or pull request URL for github); any other
  *   locator is `locator_unknown` and is sent nowhere.
  */
-import { ConfigError } from "../protocol/config-error.ts";
 import type { SearchAdapter } from "../protocol/provider-contract.ts";
-import { baseUrlProblem } from "../transport/upstream.ts";
-import { BUILTIN_VARS } from "./builtin-vars.ts";
-import { EXA_DEFAULT_BASE_URL, exaAdapter } from "./exa.ts";
-import { GITHUB_DEFAULT_BASE_URL, githubAdapter } from "./github.ts";
+import { exaAdapter } from "./exa.ts";
+import { githubAdapter } from "./github.ts";
 
 export * from "./exa.ts";
 export * from "./github.ts";
+export { githubLocator } from "./github-answers.ts";
 
 export type RemoteBuiltinName = "exa" | "github";
 
-export type BuiltinsOptions = {
-  /** Whether a base URL may be http: on a loopback host: TRACEFETCH_ALLOW_LOOPBACK as parsed. */
-  allowLoopback: boolean;
-  /** The client for upstream calls; the global fetch when absent. */
-  fetch?: typeof fetch | undefined;
+/**
+ * The remote built-ins' keys as the settings parsed them (src/gateway/settings.ts): a built-in
+ * whose key is unset has none, and is skipped as not_configured when the manifest lists it. A base
+ * URL is null for the service's own.
+ */
+export type BuiltinKeys = {
+  exa: { apiKey: string; baseUrl: string | null } | null;
+  github: { token: string; baseUrl: string | null } | null;
 };
 
-/**
- * The adapters whose keys are set: `EXA_API_KEY` (and `EXA_BASE_URL`), `GITHUB_TOKEN` (and
- * `GITHUB_API_URL`). Throws ConfigError for an invalid base URL or key.
- */
-export function builtinsFromEnv(
-  env: Record<string, string | undefined>,
-  options: BuiltinsOptions,
+/** The adapters whose keys are set; `fetch` is the client for upstream calls (else the global one). */
+export function builtinAdapters(
+  keys: BuiltinKeys,
+  fetchImpl?: typeof fetch,
 ): Partial<Record<RemoteBuiltinName, SearchAdapter>> {
-  const { allowLoopback, fetch: fetchImpl } = options;
-  const exaBase = baseUrl(env, BUILTIN_VARS.exaBaseUrl, EXA_DEFAULT_BASE_URL, allowLoopback);
-  const githubBase = baseUrl(
-    env,
-    BUILTIN_VARS.githubBaseUrl,
-    GITHUB_DEFAULT_BASE_URL,
-    allowLoopback,
-  );
   const out: Partial<Record<RemoteBuiltinName, SearchAdapter>> = {};
-  const exaKey = secret(env, BUILTIN_VARS.exaKey);
-  if (exaKey !== null) {
-    out.exa = exaAdapter({
-      apiKey: exaKey,
-      baseUrl: exaBase,
-      ...(fetchImpl ? { fetch: fetchImpl } : {}),
-    });
+  const client = fetchImpl ? { fetch: fetchImpl } : {};
+  if (keys.exa !== null) {
+    const { apiKey, baseUrl } = keys.exa;
+    out.exa = exaAdapter({ apiKey, ...(baseUrl === null ? {} : { baseUrl }), ...client });
   }
-  const githubToken = secret(env, BUILTIN_VARS.githubToken);
-  if (githubToken !== null) {
-    out.github = githubAdapter({
-      token: githubToken,
-      baseUrl: githubBase,
-      ...(fetchImpl ? { fetch: fetchImpl } : {}),
-    });
+  if (keys.github !== null) {
+    const { token, baseUrl } = keys.github;
+    out.github = githubAdapter({ token, ...(baseUrl === null ? {} : { baseUrl }), ...client });
   }
   return out;
-}
-
-/** A key's value, trimmed; null when unset or blank. */
-function secret(env: Record<string, string | undefined>, name: string): string | null {
-  const value = env[name]?.trim();
-  if (!value) return null;
-  // A header cannot carry control characters; say so here rather than fail every search later.
-  // deno-lint-ignore no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) {
-    throw new ConfigError(`${name} contains a control character; set the key alone`);
-  }
-  return value;
-}
-
-/**
- * Validated even when the key is unset: a mistyped override is worth refusing before anyone adds a
- * key. The message does not echo the value, which might carry credentials.
- */
-function baseUrl(
-  env: Record<string, string | undefined>,
-  name: string,
-  fallback: string,
-  allowLoopback: boolean,
-): string {
-  const value = env[name]?.trim();
-  if (!value) return fallback;
-  const problem = baseUrlProblem(value, allowLoopback);
-  if (problem) throw new ConfigError(`${name} ${problem}`);
-  return value;
 }

@@ -8,8 +8,9 @@ import type { Command } from "../protocol/codes.ts";
 import { type Envelope, EnvelopeSchema } from "../protocol/envelope-schema.ts";
 import { MAX_GATEWAY_ANSWER_BYTES } from "../protocol/limits.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
-import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
-import { parseRetryAfter } from "../transport/classify.ts";
+import { codeOfStatus } from "../envelope/code-table.ts";
+import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
+import { parseRetryAfter } from "../io/retry-after.ts";
 import { readSearchStream, type SearchEvent } from "./read-search-stream.ts";
 import { displayUrl, type Target } from "./resolve-target.ts";
 import { errorCode } from "./saved-connection.ts";
@@ -119,6 +120,13 @@ function parseEnvelope(text: string): Envelope | null {
   }
 }
 
+/** What a bare status means, for the message; the code itself comes from the one code table. */
+const STATUS_SAYS: Record<NonNullable<ReturnType<typeof codeOfStatus>>, string> = {
+  unauthorized: "a valid token is needed",
+  forbidden: "the token is not allowed here",
+  rate_limited: "too many requests",
+};
+
 /**
  * An answer that is not an envelope but whose status still says what to do (a proxy's 401, 403 or
  * 429 page): a 401 means log in, never connect.
@@ -129,25 +137,15 @@ function fromStatus(
   requestId: string,
   where: string,
 ): Envelope | null {
-  switch (res.status) {
-    case 401:
-      return buildEnvelope(command, "unauthorized", requestId, {
-        error: { message: `${where} answered 401: a valid token is needed` },
-      });
-    case 403:
-      return buildEnvelope(command, "forbidden", requestId, {
-        error: { message: `${where} answered 403: the token is not allowed here` },
-      });
-    case 429: {
-      const wait = parseRetryAfter(res.headers.get("retry-after"), Date.now());
-      return buildEnvelope(command, "rate_limited", requestId, {
-        error: { message: `${where} answered 429: too many requests` },
-        ...(wait === null ? {} : { retry_after_ms: wait }),
-      });
-    }
-    default:
-      return null;
-  }
+  const code = codeOfStatus(res.status);
+  if (code === null) return null;
+  const wait = code === "rate_limited"
+    ? parseRetryAfter(res.headers.get("retry-after"), Date.now())
+    : null;
+  return buildEnvelope(command, code, requestId, {
+    error: { message: `${where} answered ${res.status}: ${STATUS_SAYS[code]}` },
+    ...(wait === null ? {} : { retry_after_ms: wait }),
+  });
 }
 
 /** Node's fetch hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, UND_ERR_*). */

@@ -1,12 +1,23 @@
 /**
  * What a command needs from the process, passed in so commands never reach for globals: the
- * environment, the three streams, whether each is a terminal, fetch, and a way to ask a person.
+ * environment (the gateway's settings parsed only on request), the three streams, whether each is
+ * a terminal, fetch, and a way to ask a person.
  */
 import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { Env } from "../gateway/env-values.ts";
+import type { ReadSettings } from "../gateway/settings.ts";
 import type { Paint } from "./paint.ts";
 
 export type CliContext = {
+  /** The CLI's own variables (the token's variable, NO_COLOR, where the connection is saved). */
   env: Record<string, string | undefined>;
+  /**
+   * The gateway's settings, parsed from this process's environment, for a command that runs the
+   * core in process or checks a configuration as a gateway would; `overrides` replace variables
+   * (serve's --host, --port and --manifest). Throws ConfigError naming a refused variable. A
+   * command that only calls a gateway never asks, so no unrelated variable can fail it.
+   */
+  settings: (overrides?: Env) => ReadSettings;
   /** Machine mode (`--json`): exactly one envelope on stdout, never a question. */
   machine: boolean;
   /** The id of this invocation; the gateway's own id replaces it when the gateway answers. */

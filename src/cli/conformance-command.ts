@@ -11,7 +11,7 @@ import { formatTranscript } from "../kit/format-transcript.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { MAX_QUERY_CHARS, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS } from "../protocol/limits.ts";
 import { BINDING_PATTERN, NAME_PATTERN } from "../protocol/manifest-schema.ts";
-import { endpointProblem } from "../protocol/validate-manifest.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { problemReply } from "./usage-reply.ts";

@@ -81,12 +81,12 @@ export async function doctorCommand(args: string[], ctx: CliContext): Promise<Re
     }
   }
 
-  const env = envSettings(ctx.env);
-  const manifest = env.ok ? env.settings.manifest : null;
+  const env = envSettings(ctx);
+  const manifest = env.ok ? env.read.env.manifest : null;
   if (!env.ok) {
     check("manifest", "invalid_field", `a gateway would refuse this environment: ${env.message}`);
   } else if (manifest !== null) {
-    const { allowLoopback } = env.settings;
+    const { allowLoopback } = env.read.env;
     const inline = manifest.startsWith("{");
     const checked = inline
       ? checkManifestText(manifest, allowLoopback)

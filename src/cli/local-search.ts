@@ -11,21 +11,24 @@ import type { Command } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
 import { formatManifestIssues } from "../protocol/validate-manifest.ts";
-import type { SearchHooks } from "../core/search.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
-import { configFromEnv, type Env } from "../gateway/env-config.ts";
-import { ConfigError, resolveConfig } from "../gateway/gateway-config.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import type { ReadSettings } from "../gateway/settings.ts";
+import { resolveConfig } from "../gateway/gateway-config.ts";
 import { GatewayState } from "../gateway/gateway-state.ts";
+import type { RunOptions, SearchAsk } from "../gateway/search-run.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
-import { ANONYMOUS, type Caller } from "../auth/caller.ts";
 import { checkManifestFile } from "./read-manifest-file.ts";
 
 /** Who an in-process search with --allow-sensitive acts as: the operator, granted every scope. */
-export const LOCAL_OPERATOR: Caller = {
+export const LOCAL_OPERATOR: SearchAsk["caller"] = {
   kind: "token",
   subject: "tracefetch-cli",
   scopes: new Set(["tracefetch:*"]),
 };
+
+/** Who an in-process search without --allow-sensitive acts as: nobody's token. */
+export const LOCAL_ANONYMOUS: SearchAsk["caller"] = { kind: "anonymous" };
 
 /** The `iss` of provider tokens minted in process, unless TRACEFETCH_GATEWAY_ISSUER names one. */
 export const LOCAL_ISSUER = "urn:tracefetch:cli";
@@ -33,10 +36,11 @@ export const LOCAL_ISSUER = "urn:tracefetch:cli";
 export type LocalSearch = {
   manifestPath: string;
   allowSensitive: boolean;
-  env: Env;
+  /** Parses the environment (ctx.settings); called once, and a refused variable is an envelope. */
+  settings: () => ReadSettings;
   requestId: string;
   signal: AbortSignal;
-  hooks: SearchHooks;
+  hooks: Omit<RunOptions, "signal" | "later">;
 };
 
 export async function localSearch(request: SearchRequest, options: LocalSearch): Promise<Envelope> {
@@ -45,7 +49,7 @@ export async function localSearch(request: SearchRequest, options: LocalSearch):
   if (!state.ok) return state.envelope;
   return await state.gateway.search({
     request,
-    caller: options.allowSensitive ? LOCAL_OPERATOR : ANONYMOUS,
+    caller: options.allowSensitive ? LOCAL_OPERATOR : LOCAL_ANONYMOUS,
     issuer: LOCAL_ISSUER,
     requestId,
   }, { signal: options.signal, ...options.hooks });
@@ -56,15 +60,15 @@ export async function localSearch(request: SearchRequest, options: LocalSearch):
  * envelope of `command`). It records no traces: an in-process search is the operator's own.
  */
 export async function localGateway(
-  options: Pick<LocalSearch, "manifestPath" | "env" | "requestId">,
+  options: Pick<LocalSearch, "manifestPath" | "settings" | "requestId">,
   command: Command,
 ): Promise<{ ok: true; gateway: GatewayState } | { ok: false; envelope: Envelope }> {
-  const { env, requestId } = options;
-  // The variables are checked here as at a gateway's start (TRACEFETCH_ALLOW_LOOPBACK, the auth
-  // variables, EXA_API_KEY, ...); a refused one names itself.
+  const { requestId } = options;
   try {
-    const { allowLoopback } = configFromEnv(env);
-    const checked = await checkManifestFile(options.manifestPath, allowLoopback);
+    // The variables are checked here as at a gateway's start (TRACEFETCH_ALLOW_LOOPBACK, the auth
+    // variables, EXA_API_KEY, ...); a refused one names itself.
+    const read = options.settings();
+    const checked = await checkManifestFile(options.manifestPath, read.env.allowLoopback);
     if (!checked.ok) {
       const message = `--manifest: ${formatManifestIssues(checked.issues)}`;
       return {
@@ -81,14 +85,13 @@ export async function localGateway(
         reload: () => loadCorpus(docs, "docs/"),
       })
       : undefined;
-    const config = resolveConfig({
-      manifest: checked.text,
-      env,
+    // An in-process search is the operator's own: it records no traces.
+    const settings = { ...read.withManifest({ validated: checked.manifest }), mining: null };
+    const config = resolveConfig(settings, {
       builtins: {
-        ...await remoteBuiltins(env, allowLoopback),
+        ...await remoteBuiltins(settings.builtins),
         ...(workspace ? { workspace } : {}),
       },
-      mining: false,
     });
     return { ok: true, gateway: new GatewayState(config) };
   } catch (error) {

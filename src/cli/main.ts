@@ -20,6 +20,7 @@ import { pathToFileURL } from "node:url";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
+import { readSettings } from "../gateway/settings.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { HELP, OVERVIEW } from "./help-text.ts";
 import { forPeople } from "./for-people.ts";
@@ -223,6 +224,8 @@ function processContext(machine: boolean): CliContext {
   let interrupted: AbortController | null = null;
   return {
     env,
+    // The one place the CLI parses the gateway's settings, for the commands that ask.
+    settings: (overrides = {}) => readSettings({ ...env, ...overrides }),
     machine,
     requestId: crypto.randomUUID(),
     stdin: () => Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>,

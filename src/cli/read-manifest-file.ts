@@ -7,10 +7,11 @@ import type { EnvelopeCode } from "../protocol/codes.ts";
 import { MAX_MANIFEST_BYTES } from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
 import { type ManifestIssue, parseManifestText } from "../protocol/validate-manifest.ts";
-import { decodeUtf8 } from "../transport/bounded-reader.ts";
-import { configFromEnv, type Env, type EnvConfig } from "../gateway/env-config.ts";
-import { ConfigError } from "../gateway/gateway-config.ts";
+import { decodeUtf8 } from "../io/bounded-reader.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import type { ReadSettings } from "../gateway/settings.ts";
 import { manifestFileMissing } from "../gateway/start-problems.ts";
+import type { CliContext } from "./cli-context.ts";
 import { errorCode } from "./saved-connection.ts";
 
 export type ManifestCheck =
@@ -88,12 +89,12 @@ export async function checkManifestFile(
   return checkManifestText(read.text, allowLoopback);
 }
 
-/** The environment as a gateway reads it at start (configFromEnv), or the line that refuses it. */
+/** The environment as a gateway reads it at start (ctx.settings), or the line that refuses it. */
 export function envSettings(
-  env: Env,
-): { ok: true; settings: EnvConfig } | { ok: false; message: string } {
+  ctx: Pick<CliContext, "settings">,
+): { ok: true; read: ReadSettings } | { ok: false; message: string } {
   try {
-    return { ok: true, settings: configFromEnv(env) };
+    return { ok: true, read: ctx.settings() };
   } catch (error) {
     if (error instanceof ConfigError) return { ok: false, message: error.message };
     throw error;

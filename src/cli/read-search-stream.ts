@@ -12,7 +12,7 @@ import type {
 } from "../protocol/envelope-schema.ts";
 import { EnvelopeSchema } from "../protocol/envelope-schema.ts";
 import { MAX_GATEWAY_ANSWER_BYTES } from "../protocol/limits.ts";
-import { concatBytes, decodeUtf8 } from "../transport/bounded-reader.ts";
+import { concatBytes, decodeUtf8 } from "../io/bounded-reader.ts";
 
 export type SearchEvent =
   | { event: "plan"; decision: Decision }

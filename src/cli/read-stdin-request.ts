@@ -9,7 +9,7 @@ import {
   type RequestProblem,
   type SearchRequest,
 } from "../protocol/search-request.ts";
-import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
+import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
 
 export type StdinRequest =
   | { ok: true; request: SearchRequest; input: Record<string, unknown> }

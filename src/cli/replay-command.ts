@@ -7,20 +7,16 @@
  */
 import { readFile } from "node:fs/promises";
 import * as v from "valibot";
-import {
-  type Envelope,
-  type ReplayResult,
-  ReplayResultSchema,
-} from "../protocol/envelope-schema.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import { type ReplayResult, ReplayResultSchema } from "../protocol/replay-result-schema.ts";
 import { REPLAY_CONCURRENCY, REPLAY_REGRESSION_THRESHOLD } from "../protocol/limits.ts";
 import { parseSearchRequest } from "../protocol/search-request.ts";
 import type { Trace } from "../protocol/trace-schema.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { type TraceHasher, traceHasher } from "../gateway/mining/trace-hmac.ts";
-import { ANONYMOUS } from "../auth/caller.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
-import { LOCAL_ISSUER, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
+import { LOCAL_ANONYMOUS, LOCAL_ISSUER, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { envSettings } from "./read-manifest-file.ts";
 import {
@@ -62,7 +58,7 @@ export async function replayCommand(args: string[], ctx: CliContext): Promise<Re
     );
   }
   const path = positionals[0] as string;
-  const env = envSettings(ctx.env);
+  const env = envSettings(ctx);
   if (!env.ok) return problemReply("replay", "invalid_field", requestId, env.message);
   const file = await readTraceFile(path);
   if (!file.ok) return problemReply("replay", file.code, requestId, file.message, "traces");
@@ -71,11 +67,11 @@ export async function replayCommand(args: string[], ctx: CliContext): Promise<Re
   const baseline = values.baseline === undefined ? null : await readBaseline(values.baseline);
   if (typeof baseline === "string") return refuse(baseline, "baseline");
   const local = await localGateway(
-    { manifestPath: values.manifest, env: ctx.env, requestId },
+    { manifestPath: values.manifest, settings: () => env.read, requestId },
     "replay",
   );
   if (!local.ok) return { kind: "envelope", envelope: local.envelope };
-  const secret = env.settings.mining.secret;
+  const secret = env.read.env.mining.secret;
   const hash = secret === null ? null : await traceHasher(new TextEncoder().encode(secret));
   const replayable = file.traces.filter((t) => t.query.text !== undefined);
   const runs = await replayAll(replayable, local.gateway, {
@@ -191,7 +187,7 @@ async function replayOne(
   }
   return await gateway.search({
     request: parsed.request,
-    caller: options.sensitive ? LOCAL_OPERATOR : ANONYMOUS,
+    caller: options.sensitive ? LOCAL_OPERATOR : LOCAL_ANONYMOUS,
     issuer: LOCAL_ISSUER,
     requestId: trace.request_id,
   }, { signal: options.signal });

@@ -1,5 +1,5 @@
 /** `tracefetch schema NAME`: the raw JSON Schema document, byte for byte as in schemas/. */
-import { SCHEMA_DOCUMENTS } from "../http/schema-documents.ts";
+import { SCHEMA_DOCUMENTS } from "../protocol/schema-documents.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { problemReply } from "./usage-reply.ts";

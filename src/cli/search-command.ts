@@ -98,7 +98,7 @@ export async function searchCommand(args: string[], ctx: CliContext): Promise<Re
       envelope = await localSearch(request, {
         manifestPath: values.manifest,
         allowSensitive: values["allow-sensitive"] ?? false,
-        env: ctx.env,
+        settings: () => ctx.settings(),
         requestId,
         signal: ctx.interrupted(),
         hooks: {

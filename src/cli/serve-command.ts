@@ -4,10 +4,10 @@
  * TRACEFETCH_MANIFEST. It prints one line when listening and stops on Ctrl-C.
  */
 import { parseArgs } from "node:util";
-import { ConfigError } from "../gateway/gateway-config.ts";
+import { ConfigError } from "../protocol/config-error.ts";
 import { launch } from "../runtime/launch.ts";
 import { listen } from "../runtime/node-listen.ts";
-import { createNodeFetch } from "../runtime/node-fetch.ts";
+import { nodePorts } from "../runtime/node-fetch.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { HELP } from "./help-text.ts";
 import { tryParseArgs } from "./try-parse-args.ts";
@@ -32,19 +32,17 @@ export async function serveCommand(args: string[], ctx: CliContext): Promise<Rep
   if (!argv.ok) return requestProblemReply("unknown", argv.problem, ctx.requestId);
   const { values } = argv.parsed;
   if (values.help) return { kind: "document", stdout: HELP.serve ?? "", exitCode: 0 };
-  const env = {
-    ...ctx.env,
-    HOST: values.host ?? ctx.env.HOST,
-    PORT: values.port ?? ctx.env.PORT,
-    TRACEFETCH_MANIFEST: values.manifest ?? ctx.env.TRACEFETCH_MANIFEST,
-  };
+  const overrides: Record<string, string> = {};
+  if (values.host !== undefined) overrides.HOST = values.host;
+  if (values.port !== undefined) overrides.PORT = values.port;
+  if (values.manifest !== undefined) overrides.TRACEFETCH_MANIFEST = values.manifest;
   const stop = ctx.interrupted();
   let running;
   try {
     running = await launch(
-      env,
+      ctx.settings(overrides),
       listen,
-      createNodeFetch(),
+      nodePorts(),
       values.manifest !== undefined ? "--manifest" : undefined,
     );
   } catch (error) {

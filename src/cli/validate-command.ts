@@ -25,9 +25,9 @@ export async function validateCommand(args: string[], ctx: CliContext): Promise<
     );
   }
   const path = positionals[0] as string;
-  const env = envSettings(ctx.env);
+  const env = envSettings(ctx);
   if (!env.ok) return problemReply("validate", "invalid_field", ctx.requestId, env.message);
-  const checked = await checkManifestFile(path, env.settings.allowLoopback);
+  const checked = await checkManifestFile(path, env.read.env.allowLoopback);
   const envelope: Envelope = checked.ok
     ? buildEnvelope("validate", "ok", ctx.requestId, {
       result: {

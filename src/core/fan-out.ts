@@ -7,13 +7,14 @@ import type { AttemptRecord, Candidate } from "../protocol/envelope-schema.ts";
 import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
-import type { ByteBudget } from "../transport/byte-budget.ts";
-import { classifyThrown } from "../transport/classify.ts";
+import type { ByteBudget } from "../io/byte-budget.ts";
+import { classifyThrown } from "../transport/classify-thrown.ts";
+import { protocolError } from "../transport/failure.ts";
 import type { ProviderClient, TransportResult } from "../transport/provider-client.ts";
 import { sanitiseAnswer } from "./sanitize.ts";
 import type { FilterName, SearchFilters } from "../protocol/search-filters.ts";
 import { compileFilters, filterAnswer, filtersFor } from "./filters.ts";
-import { Semaphore } from "../transport/semaphore.ts";
+import { type Gate, Semaphore } from "../io/gate.ts";
 import { type AttemptWatch, QueueWatch } from "./suspension.ts";
 import { Deadlines } from "./deadlines.ts";
 
@@ -21,7 +22,7 @@ import { Deadlines } from "./deadlines.ts";
 export type AttemptDeps = {
   now: () => number;
   clientFor: (spec: ProviderSpec) => ProviderClient;
-  gateFor: (spec: ProviderSpec) => Semaphore;
+  gateFor: (spec: ProviderSpec) => Gate;
   /** Connections one search may have waiting for headers at once (Workers: 6), or null for no bound. */
   maxPendingConnections: number | null;
   /** Per-attempt headers (a provider token minted for `budgetMs`), or null for none. */
@@ -92,7 +93,7 @@ type Shared = {
   search: FanOut;
   /** The attempts' deadlines, cancelled together when the caller leaves. */
   deadlines: Deadlines;
-  connectGate: Semaphore | null;
+  connectGate: Gate | null;
   /** When the attempts started (by `deps.now`). */
   started: number;
 };
@@ -137,13 +138,15 @@ async function attempt(
     release?.();
     deadlines.release(deadline);
   }
-  const record = toRecord(
-    spec,
-    result,
-    request.limit,
-    Math.round(deps.now() - started),
-    request.filters,
-  );
+  const latency = Math.round(deps.now() - started);
+  let record: AttemptRecord;
+  try {
+    record = toRecord(spec, result, request.limit, latency, request.filters);
+  } catch {
+    // The attempt's boundary: whatever its answer does to sanitising stays this attempt's failure.
+    const broken = protocolError("schema_violation", "the answer could not be sanitised");
+    record = toRecord(spec, { kind: "failure", ...broken }, request.limit, latency, undefined);
+  }
   const note = search.suspension?.settle(spec, record, {
     reached: reached && !(queue?.lost ?? false),
     waited: gate.waited || (queue?.waited ?? false),

@@ -15,7 +15,7 @@ import {
   filterNamesOf,
   type SearchFilters,
 } from "../protocol/search-filters.ts";
-import { redact } from "../transport/redact.ts";
+import { redact } from "../io/redact.ts";
 import { sanitiseAnswer } from "./sanitize.ts";
 
 /**

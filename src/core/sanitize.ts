@@ -19,9 +19,7 @@ import {
   TRUNCATION_MARKER,
 } from "../protocol/limits.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
-import { redact, redactSecrets, SECRET_KEY } from "../transport/redact.ts";
-
-export { SECRET_KEY } from "../transport/redact.ts";
+import { redact, redactSecrets, SECRET_KEY } from "../io/redact.ts";
 
 /**
  * Whitespace other than single inner spaces, inside the text: any `\s` character but the space,

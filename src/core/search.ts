@@ -1,9 +1,14 @@
 /**
  * One planned search, start to finish: fan out, fuse, and decide what the outcome says to a caller.
  */
-import type { AttemptRecord, Decision, SearchResult } from "../protocol/envelope-schema.ts";
+import type {
+  AttemptRecord,
+  CompletedSearch,
+  Decision,
+  SearchResult,
+} from "../protocol/envelope-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
-import { ByteBudget } from "../transport/byte-budget.ts";
+import { ByteBudget } from "../io/byte-budget.ts";
 import { type AttemptDeps, evidenceStateOf, type FanOut, fanOut } from "./fan-out.ts";
 import { fuse } from "./fusion.ts";
 import type { Plan, PlanContext } from "./plan.ts";
@@ -35,21 +40,6 @@ export type PlannedSearch = SearchHooks & {
   signal: AbortSignal;
   /** Told how each attempt ended (docs/protocol.md, "Suspension"); absent: nothing is told. */
   suspension?: AttemptWatch | undefined;
-};
-
-/** A search that ran: what the envelope needs to say about it. */
-export type CompletedSearch = {
-  code: "ok" | "partial" | "all_providers_failed";
-  /** For all_providers_failed: whether any failure was retryable. */
-  retryable: boolean;
-  /**
-   * For all_providers_failed when nothing was contacted and some selected provider is suspended:
-   * when the first of them comes back, in ms.
-   */
-  retryAfterMs?: number;
-  result: SearchResult;
-  /** Fusion's duration, for Server-Timing (attempts carry their own latency). */
-  timings: { fusion_ms: number };
 };
 
 /** Runs a plan that was already accepted (plans come first, so a refusal contacts no provider). */

@@ -18,7 +18,7 @@ import {
   SUSPENSION_PROBE_GRACE_MS,
 } from "../protocol/limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import { Semaphore } from "../transport/semaphore.ts";
+import type { Gate } from "../io/gate.ts";
 
 /** What our own queues did to an attempt (see QueueWatch). */
 export type Queued = {
@@ -205,13 +205,11 @@ function judge(record: AttemptRecord, queues: Queued): Verdict {
  * sees it: whether the attempt had to wait for a place, and whether its deadline or departure
  * caught it still waiting. Either way that time was lost to our queue, not to the provider.
  */
-export class QueueWatch extends Semaphore {
+export class QueueWatch implements Gate {
   #waited = false;
   #lost = false;
 
-  constructor(private readonly inner: Semaphore) {
-    super(0);
-  }
+  constructor(private readonly inner: Gate) {}
 
   /** Whether the attempt waited for a place rather than finding one free. */
   get waited(): boolean {
@@ -223,7 +221,7 @@ export class QueueWatch extends Semaphore {
     return this.#lost;
   }
 
-  override async acquire(signal: AbortSignal): Promise<() => void> {
+  async acquire(signal: AbortSignal): Promise<() => void> {
     let granted = false;
     const pending = this.inner.acquire(signal).then(
       (release) => {

@@ -153,3 +153,14 @@ export function codeRow(code: EnvelopeCode, anyRetryable = false): CodeRow {
   }
   return row;
 }
+
+/**
+ * The codes an HTTP status says by itself, for an answer that is not an envelope (a proxy's own
+ * 401, 403 or 429 page): what to do next follows from the status alone.
+ */
+const SAID_BY_STATUS = ["unauthorized", "forbidden", "rate_limited"] as const;
+
+/** The code a bare status means by this table, or null when a status alone says nothing. */
+export function codeOfStatus(http: number): (typeof SAID_BY_STATUS)[number] | null {
+  return SAID_BY_STATUS.find((code) => CODES[code].http === http) ?? null;
+}

@@ -4,7 +4,7 @@
  */
 import type { View } from "../protocol/search-request.ts";
 import type { Envelope, Mining } from "../protocol/envelope-schema.ts";
-import type { CompletedSearch } from "../core/search.ts";
+import type { CompletedSearch } from "../protocol/envelope-schema.ts";
 import { buildEnvelope, MINING_DISABLED } from "./build-envelope.ts";
 
 export function searchEnvelope(

@@ -8,11 +8,12 @@ import type { Command, SkipReason } from "../protocol/codes.ts";
 import type { Envelope, ProviderHealth } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
+import type { OptionalAction } from "../protocol/provider-actions.ts";
 import { didYouMean } from "../protocol/did-you-mean.ts";
 import { listOf } from "../protocol/search-request.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import type { SearchDeps } from "../core/search.ts";
-import type { Semaphore } from "../transport/semaphore.ts";
+import type { Gate } from "../io/gate.ts";
 import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
 import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../auth/caller.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
@@ -37,8 +38,10 @@ export type ActionHost = {
   suspensionOf(name: string): SuspensionView;
   /** Why the provider's protocol majors rule it out (describe), or null. */
   versionProblem(spec: ProviderSpec): string | null;
+  /** Whether the provider's describe lists an action; undefined when not known. */
+  declares(spec: ProviderSpec, action: OptionalAction): boolean | undefined;
   client(spec: ProviderSpec): ProviderClient;
-  gate(spec: ProviderSpec): Semaphore;
+  gate(spec: ProviderSpec): Gate;
   tokenHeaders(caller: Caller, issuer: string): SearchDeps["headersFor"];
   /** Keeps a health answer as the provider's last probe, as `/v1/status` shows it. */
   recordHealth(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth;
@@ -60,6 +63,7 @@ export async function runExpand(
     host,
     spec,
     ask,
+    "expand",
     (call) => host.client(spec).expand({ locator: request.locator }, call),
   );
   switch (result.kind) {
@@ -108,7 +112,13 @@ export async function runRefresh(
   const target = actionTarget(host, "refresh", ask.request.provider, caller, requestId);
   if (!target.ok) return target.envelope;
   const spec = target.spec;
-  const result = await withProvider(host, spec, ask, (call) => host.client(spec).refresh(call));
+  const result = await withProvider(
+    host,
+    spec,
+    ask,
+    "refresh",
+    (call) => host.client(spec).refresh(call),
+  );
   switch (result.kind) {
     case "answer": {
       const { status, coverage, watermark, document_count, diagnostics } = result.answer;
@@ -197,9 +207,11 @@ async function withProvider<T>(
   host: ActionHost,
   spec: ProviderSpec,
   ask: ActionAsk<unknown>,
+  action: OptionalAction,
   act: (call: ActionCall) => Promise<T>,
 ): Promise<T> {
   const budgetMs = spec.timeout_seconds * 1000;
+  const declared = host.declares(spec, action);
   const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
   const headersFor = host.tokenHeaders(ask.caller, ask.issuer);
   const headers = headersFor ? await headersFor(spec, budgetMs) : {};
@@ -209,10 +221,11 @@ async function withProvider<T>(
       signal: AbortSignal.abort(signal.reason),
       requestId: ask.requestId,
       headers,
+      declared,
     });
   }
   try {
-    return await act({ signal, requestId: ask.requestId, headers });
+    return await act({ signal, requestId: ask.requestId, headers, declared });
   } finally {
     release();
   }

@@ -6,13 +6,15 @@
  */
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { DESCRIBE_RETRY_MS, DESCRIBE_TIMEOUT_MS, DESCRIBE_TTL_MS } from "../protocol/limits.ts";
-import { PROTOCOL_VERSIONS } from "../protocol/provider-actions.ts";
+import { type OptionalAction, PROTOCOL_VERSIONS } from "../protocol/provider-actions.ts";
 import { FILTER_NAMES, type FilterName } from "../protocol/search-filters.ts";
 import type { Description, ProviderClient } from "../transport/provider-client.ts";
 
 type Entry = {
   /** The last valid describe answer, or null: search-only v1. */
   description: Description | null;
+  /** Whether the provider ever answered describe definitely (an answer, or a refusal of it). */
+  answered: boolean;
   /** When to ask again (by the injected clock). */
   askAt: number;
 };
@@ -44,6 +46,7 @@ export class Descriptions {
         console.error(`describe of provider "${spec.name}" failed:`, error);
         this.#entries.set(spec.name, {
           description: entry?.description ?? null,
+          answered: entry?.answered ?? false,
           askAt: this.now() + DESCRIBE_RETRY_MS,
         });
       })
@@ -62,6 +65,16 @@ export class Descriptions {
   filtersOf(spec: ProviderSpec): FilterName[] {
     const declared = this.#entries.get(spec.name)?.description?.filters ?? [];
     return FILTER_NAMES.filter((name) => declared.includes(name));
+  }
+
+  /**
+   * Whether a provider's describe lists an action: false for a search-only provider (one that
+   * refused describe or answered it with anything but a valid answer); undefined until it did.
+   */
+  declares(spec: ProviderSpec, action: OptionalAction): boolean | undefined {
+    const entry = this.#entries.get(spec.name);
+    if (entry === undefined || !entry.answered) return undefined;
+    return entry.description?.actions.includes(action) ?? false;
   }
 
   /** Why a provider cannot be spoken to (no common protocol major), or null when it can. */
@@ -83,6 +96,7 @@ export class Descriptions {
     const retry = () =>
       this.#entries.set(spec.name, {
         description: previous?.description ?? null,
+        answered: previous?.answered ?? false,
         askAt: this.now() + DESCRIBE_RETRY_MS,
       });
     let callHeaders: Record<string, string>;
@@ -101,13 +115,18 @@ export class Descriptions {
       case "answer":
         this.#entries.set(spec.name, {
           description: result.answer,
+          answered: true,
           askAt: this.now() + DESCRIBE_TTL_MS,
         });
         return;
       case "unsupported":
       case "invalid":
         // A definite answer: a provider written before describe existed.
-        this.#entries.set(spec.name, { description: null, askAt: this.now() + DESCRIBE_TTL_MS });
+        this.#entries.set(spec.name, {
+          description: null,
+          answered: true,
+          askAt: this.now() + DESCRIBE_TTL_MS,
+        });
         return;
       default:
         retry();

@@ -4,12 +4,8 @@
  * events, those already emitted first; the fan-out is aborted only when the last caller leaves.
  */
 import type { AttemptRecord, Decision } from "../protocol/envelope-schema.ts";
-import {
-  type CompletedSearch,
-  executePlan,
-  type PlannedSearch,
-  type SearchHooks,
-} from "../core/search.ts";
+import { executePlan, type PlannedSearch, type SearchHooks } from "../core/search.ts";
+import type { CompletedSearch } from "../protocol/envelope-schema.ts";
 
 type OnAttempt = (index: number, record: AttemptRecord) => void;
 

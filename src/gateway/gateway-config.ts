@@ -1,32 +1,22 @@
 /**
- * What a runtime hands to createGateway, and the checks that refuse a bad configuration at start
- * rather than on the first request.
+ * What a composition root hands to createGateway besides its Settings: the runtime's ports, how
+ * this gateway reaches the world. With them the configuration is resolved once (keys imported,
+ * the trace sink chosen), and a configuration that cannot work is refused at start rather than on
+ * the first request.
  */
 import type { BuiltinName } from "../protocol/codes.ts";
-import { ConfigError } from "../protocol/config-error.ts";
-import {
-  HEARTBEAT_INTERVAL_MS,
-  MAX_BODIES_IN_READ,
-  MAX_SEARCH_BODY_BYTES,
-} from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
-import {
-  manifestRefusal,
-  parseManifestText,
-  validateManifest,
-} from "../protocol/validate-manifest.ts";
 import type { SearchAdapter } from "../protocol/provider-contract.ts";
+import { exchangeOverFetch, type ProviderExchange } from "../io/provider-exchange.ts";
 import { readAuthSettings } from "../auth/auth-settings.ts";
 import { type CallerVerifier, createCallerVerifier } from "../auth/verify-caller.ts";
 import {
   createProviderTokenSigner,
   type ProviderTokenSigner,
 } from "../auth/provider-token-signer.ts";
-import { configFromEnv, type Env } from "./env-config.ts";
+import type { Settings } from "./settings.ts";
 import { type MiningConfig, resolveMining } from "./mining/mining-config.ts";
 import type { TraceSink } from "./mining/sink.ts";
-
-export { ConfigError } from "../protocol/config-error.ts";
 
 /**
  * Gives the script of the API reference viewer (Scalar's standalone browser bundle), read once
@@ -34,45 +24,16 @@ export { ConfigError } from "../protocol/config-error.ts";
  */
 export type ApiDocsViewer = () => Promise<string | null>;
 
-/**
- * A gateway's configuration. Settings come from `env` (read by configFromEnv); a field given here
- * overrides what the environment says.
- */
-export type GatewayConfig = {
-  /** The manifest as JSON text or a decoded value; validated here. */
-  manifest: string | unknown;
-  /** Environment bindings: the TRACEFETCH_* settings, and `auth: bearer` secrets by name. */
-  env?: Env | undefined;
+/** How one gateway reaches the world; every port has a Web-standard default. */
+export type Ports = {
+  /** For documents a third party serves (a JWKS) and the webhook trace sink; else the global fetch. */
+  fetch?: typeof fetch | undefined;
+  /** The one exchange with a provider (docs/architecture.md); else one over `fetch`. */
+  exchange?: ProviderExchange | undefined;
+  /** A monotonic clock in milliseconds; else performance.now. */
+  now?: (() => number) | undefined;
   /** In-process adapters for the reserved names; a listed built-in without one is skipped as not_configured. */
   builtins?: Partial<Record<BuiltinName, SearchAdapter>> | undefined;
-  fetch?: typeof fetch | undefined;
-  now?: (() => number) | undefined;
-  /** Permit http: endpoints on loopback hosts (the embedded default; else TRACEFETCH_ALLOW_LOOPBACK). */
-  allowLoopback?: boolean | undefined;
-  /** Else TRACEFETCH_MAX_PROVIDERS. */
-  maxProviders?: number | undefined;
-  /** Else TRACEFETCH_MAX_INFLIGHT. */
-  maxInflight?: number | undefined;
-  /** A request body must arrive within this once the app starts reading it; else TRACEFETCH_BODY_TIMEOUT_MS. */
-  bodyTimeoutMs?: number | undefined;
-  /** Request bodies read at once, counted apart from searches in flight. */
-  maxBodiesInRead?: number | undefined;
-  /** Decoded bytes one search may read across its attempts. */
-  searchBudgetBytes?: number | undefined;
-  /** How often a streamed search sends a heartbeat while waiting. */
-  heartbeatMs?: number | undefined;
-  /** Connections one search may have waiting for headers at once (6 on Workers); unbounded if absent. */
-  maxPendingConnections?: number | undefined;
-  /**
-   * Suspend providers that keep failing (docs/protocol.md, "Suspension"); on unless false, which
-   * suits a harness that sends one provider many failures on purpose.
-   */
-  suspendProviders?: boolean | undefined;
-  /**
-   * Ask each provider `describe` in the background (docs/protocol.md, "describe"); on unless
-   * false, which suits a harness that counts every request a provider receives.
-   */
-  describeProviders?: boolean | undefined;
   /**
    * The viewer script of the API reference at /docs, which the runtime reads (Node and Deno from
    * the installed package, Workers from an extra module); absent or null, /docs is off.
@@ -85,8 +46,6 @@ export type GatewayConfig = {
    * (Workers); the gateway builds the webhook sink itself.
    */
   traceSink?: TraceSink | undefined;
-  /** false: this gateway records no traces whatever the variables say (the CLI's in-process runs). */
-  mining?: boolean | undefined;
 };
 
 export type ResolvedAuth = {
@@ -100,88 +59,44 @@ export type ResolvedAuth = {
 };
 
 /** A configuration that passed every check; each field has its final value. */
-export type ResolvedConfig = {
-  manifest: Manifest;
+export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins"> & {
   auth: ResolvedAuth;
   builtins: Partial<Record<BuiltinName, SearchAdapter>>;
-  /** The values of the secrets `auth: bearer` providers name, by variable name; unset ones absent. */
-  secrets: ReadonlyMap<string, string>;
   fetch: typeof fetch;
+  exchange: ProviderExchange;
   now: () => number;
-  maxProviders: number;
-  maxInflight: number;
-  bodyTimeoutMs: number;
-  maxBodiesInRead: number;
-  searchBudgetBytes: number;
-  heartbeatMs: number;
-  maxPendingConnections: number | null;
-  suspendProviders: boolean;
-  describeProviders: boolean;
-  /** Loopback http: endpoints are permitted, as in development: `/mcp` accepts loopback origins. */
-  allowLoopback: boolean;
-  /** The browser origins `/mcp` accepts besides loopback ones (TRACEFETCH_MCP_ORIGINS). */
-  mcpOrigins: readonly string[];
   /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
   mining: MiningConfig | null;
 };
 
-export function resolveConfig(config: GatewayConfig): ResolvedConfig {
-  const env = config.env ?? {};
-  const fromEnv = configFromEnv(env);
-  const allowLoopback = config.allowLoopback ?? fromEnv.allowLoopback;
-  const parsed = typeof config.manifest === "string"
-    ? parseManifestText(config.manifest, { allowLoopback })
-    : validateManifest(config.manifest, { allowLoopback });
-  if (!parsed.ok) throw new ConfigError(manifestRefusal(parsed.issues));
-  for (const line of manifestWarnings(parsed.manifest)) config.onWarning?.(line);
-  const fetchImpl: typeof fetch = config.fetch ?? ((input, init) => fetch(input, init));
-  const settings = readAuthSettings(fromEnv.auth, allowLoopback);
-  const secrets = new Map<string, string>();
-  for (const spec of parsed.manifest.providers) {
-    if (spec.auth.type !== "bearer") continue;
-    const value = env[spec.auth.secret];
-    if (value) secrets.set(spec.auth.secret, value);
-  }
-  const signer = settings.signingJwk === null
-    ? null
-    : createProviderTokenSigner(settings.signingJwk);
-  const mining = config.mining === false ? null : resolveMining({
-    vars: fromEnv.mining,
-    sink: config.traceSink,
+export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedConfig {
+  const onWarning = (line: string) => ports.onWarning?.(line);
+  for (const line of manifestWarnings(settings.manifest)) onWarning(line);
+  const fetchImpl: typeof fetch = ports.fetch ?? ((input, init) => fetch(input, init));
+  const { allowLoopback } = settings;
+  const auth = readAuthSettings(settings.auth, allowLoopback);
+  const signer = auth.signingJwk === null ? null : createProviderTokenSigner(auth.signingJwk);
+  const mining = settings.mining === null ? null : resolveMining({
+    vars: settings.mining,
+    sink: ports.traceSink,
     signer,
     allowLoopback,
     fetch: fetchImpl,
-    onWarning: (line) => config.onWarning?.(line),
+    onWarning,
   });
+  const { auth: _variables, builtins: _keys, ...rest } = settings;
   return {
-    manifest: parsed.manifest,
+    ...rest,
     auth: {
-      verifier: createCallerVerifier(settings, fetchImpl),
+      verifier: createCallerVerifier(auth, fetchImpl),
       signer,
-      requireAuth: settings.requireAuth,
-      gatewayIssuer: settings.gatewayIssuer,
+      requireAuth: auth.requireAuth,
+      gatewayIssuer: auth.gatewayIssuer,
     },
-    builtins: config.builtins ?? {},
-    secrets,
+    builtins: ports.builtins ?? {},
     fetch: fetchImpl,
-    now: config.now ?? (() => performance.now()),
-    maxProviders: positive("maxProviders", config.maxProviders, fromEnv.maxProviders),
-    maxInflight: positive("maxInflight", config.maxInflight, fromEnv.maxInflight),
-    bodyTimeoutMs: positive("bodyTimeoutMs", config.bodyTimeoutMs, fromEnv.bodyTimeoutMs),
-    maxBodiesInRead: positive("maxBodiesInRead", config.maxBodiesInRead, MAX_BODIES_IN_READ),
-    searchBudgetBytes: positive(
-      "searchBudgetBytes",
-      config.searchBudgetBytes,
-      MAX_SEARCH_BODY_BYTES,
-    ),
-    heartbeatMs: positive("heartbeatMs", config.heartbeatMs, HEARTBEAT_INTERVAL_MS),
-    maxPendingConnections: config.maxPendingConnections === undefined
-      ? null
-      : positive("maxPendingConnections", config.maxPendingConnections, 1),
-    suspendProviders: config.suspendProviders ?? fromEnv.suspendProviders,
-    describeProviders: config.describeProviders ?? fromEnv.describeProviders,
-    allowLoopback,
-    mcpOrigins: fromEnv.mcpOrigins,
+    exchange: ports.exchange ?? exchangeOverFetch(fetchImpl),
+    now: ports.now ?? (() => performance.now()),
     mining,
   };
 }
@@ -190,19 +105,10 @@ export function resolveConfig(config: GatewayConfig): ResolvedConfig {
  * What a valid manifest will not do as its author expects, one line each: a manifest with no
  * providers starts, and then refuses every search.
  */
-export function manifestWarnings(manifest: Manifest): string[] {
+function manifestWarnings(manifest: Manifest): string[] {
   return manifest.providers.length === 0
     ? [
       "the manifest declares no providers: every search will answer no_providers_selected until it lists some (docs/protocol.md)",
     ]
     : [];
-}
-
-/** A programmatic setting (the environment's are checked by configFromEnv). */
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigError(`${name} must be a positive integer`);
-  }
-  return value;
 }

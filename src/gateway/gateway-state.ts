@@ -9,7 +9,7 @@ import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { planSearch } from "../core/plan.ts";
 import { Suspensions, type SuspensionView } from "../core/suspension.ts";
 import type { SearchDeps } from "../core/search.ts";
-import { Semaphore } from "../transport/semaphore.ts";
+import { Semaphore } from "../io/gate.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
@@ -39,8 +39,6 @@ import { Flight } from "./flight.ts";
 import { searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
-
-export type { ActionAsk } from "./action-run.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
@@ -73,7 +71,11 @@ export class GatewayState {
       ? new Descriptions(config.now, (spec) => this.#client(spec))
       : null;
     const descriptions = this.#descriptions;
-    this.#health = new HealthProbes(config.now, (spec) => this.#client(spec));
+    this.#health = new HealthProbes(
+      config.now,
+      (spec) => this.#client(spec),
+      (spec) => descriptions?.declares(spec, "health"),
+    );
     this.#shared = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
@@ -93,6 +95,7 @@ export class GatewayState {
       unavailable: (spec) => this.unavailable(spec),
       suspensionOf: (name) => this.suspensionOf(name),
       versionProblem: (spec) => descriptions?.versionProblem(spec) ?? null,
+      declares: (spec, action) => descriptions?.declares(spec, action),
       client: (spec) => this.#client(spec),
       gate: (spec) => this.#gate(spec),
       tokenHeaders: (caller, issuer) => this.#tokenHeaders(subjectOf(caller), issuer),
@@ -306,7 +309,7 @@ export class GatewayState {
         name: spec.name,
         scope: spec.scope,
         endpoint: spec.endpoint as string,
-        fetch: this.config.fetch,
+        exchange: this.config.exchange,
         now: () => Date.now(),
         ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
       });

@@ -18,6 +18,8 @@ export class HealthProbes {
   constructor(
     private readonly now: () => number,
     private readonly clientFor: (spec: ProviderSpec) => ProviderClient,
+    /** Whether the provider's describe lists `health`; undefined when not known. */
+    private readonly declaresHealth: (spec: ProviderSpec) => boolean | undefined,
   ) {}
 
   /** The last probe's answer, without probing (`/v1/status`). */
@@ -60,6 +62,7 @@ export class HealthProbes {
       const result = await this.clientFor(spec).health({
         signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
         headers: await headers(),
+        declared: this.declaresHealth(spec),
       });
       switch (result.kind) {
         case "answer": {

@@ -6,7 +6,8 @@
 import type { Envelope, Mining } from "../protocol/envelope-schema.ts";
 import { OVERLOADED_RETRY_AFTER_MS } from "../protocol/limits.ts";
 import type { RequestProblem, SearchRequest } from "../protocol/search-request.ts";
-import type { CompletedSearch, SearchHooks } from "../core/search.ts";
+import type { SearchHooks } from "../core/search.ts";
+import type { CompletedSearch } from "../protocol/envelope-schema.ts";
 import { MINING_DISABLED, problemEnvelope } from "../envelope/build-envelope.ts";
 import { searchEnvelope } from "../envelope/search-envelope.ts";
 import type { Caller } from "../auth/caller.ts";

@@ -1,5 +1,5 @@
 /**
- * Resolves who is calling before any route runs (docs/security.md, "Tokens in"). A presented token
+ * Resolves who is calling before any route runs (docs/security.md, "Tokens in: callers"). A presented token
  * that fails verification is refused, never downgraded to anonymous; keys that cannot be fetched
  * fail closed (503 auth_unavailable) only for a request that presented a token or when every route
  * requires one.

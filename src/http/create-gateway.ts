@@ -1,6 +1,7 @@
 /**
- * createGateway(config): the Hono app every runtime serves. Routes are thin: they read input,
- * hand it to the gateway and answer with its envelope.
+ * createGateway(settings, ports): the Hono app every runtime serves, from the Settings its
+ * composition root parsed once and the runtime's ports. Routes are thin: they read input, hand it
+ * to the gateway and answer with its envelope.
  */
 // The tiny preset (PatternRouter) keeps the worker under its size budget; our routes are few.
 import { Hono } from "hono/tiny";
@@ -10,8 +11,10 @@ import { MAX_REQUEST_BODY_BYTES, REQUEST_ID_PATTERN } from "../protocol/limits.t
 import type { ParsedSearchRequest } from "../protocol/search-request.ts";
 import { serverTiming } from "../envelope/search-envelope.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
-import { type GatewayConfig, resolveConfig } from "../gateway/gateway-config.ts";
-import { type ActionAsk, GatewayState } from "../gateway/gateway-state.ts";
+import { type Ports, resolveConfig } from "../gateway/gateway-config.ts";
+import type { Settings } from "../gateway/settings.ts";
+import { GatewayState } from "../gateway/gateway-state.ts";
+import type { ActionAsk } from "../gateway/action-run.ts";
 import { overloaded } from "../gateway/search-run.ts";
 import { Slots } from "../gateway/slots.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
@@ -26,7 +29,7 @@ import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
 import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
-import { decodeUtf8 } from "../transport/bounded-reader.ts";
+import { decodeUtf8 } from "../io/bounded-reader.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -74,8 +77,8 @@ function afterAnswer(c: Context<GatewayEnv>): (work: () => Promise<void>) => voi
   };
 }
 
-export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
-  const state = new GatewayState(resolveConfig(config));
+export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
+  const state = new GatewayState(resolveConfig(settings, ports));
   const app = new Hono<GatewayEnv>();
 
   app.use("*", async (c, next) => {
@@ -114,7 +117,7 @@ export function createGateway(config: GatewayConfig): Hono<GatewayEnv> {
   });
   // Before the caller is resolved: they describe the API, not its data, and a browser opening
   // /docs sends no token.
-  registerDocsRoutes(app, config.apiDocs ?? null);
+  registerDocsRoutes(app, ports.apiDocs ?? null);
   app.use("*", callerMiddleware(state));
 
   /** Bodies being read, counted apart from searches so a slow sender never holds a search slot. */

@@ -10,7 +10,8 @@ import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { VERSION } from "../gateway/version.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
-import { DOCS, isSchemaName, ROUTES, SCHEMA_NAMES } from "./route-table.ts";
+import { DOCS, ROUTES } from "./route-table.ts";
+import { isSchemaName, SCHEMA_NAMES } from "../protocol/schema-names.ts";
 
 /** `/v1/status`'s mining without a sink. */
 const MINING_OFF: MiningStatus = {
@@ -121,7 +122,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
       );
     }
     // A module of its own on the Worker (docs/deploy.md): loaded on the first schema asked for.
-    const { SCHEMA_DOCUMENTS } = await import("./schema-documents.ts");
+    const { SCHEMA_DOCUMENTS } = await import("../protocol/schema-documents.ts");
     return c.json(SCHEMA_DOCUMENTS[name], 200, { "cache-control": DOCUMENT_CACHE });
   });
 

@@ -2,7 +2,7 @@
  * Reads a caller's request body within a byte cap and a deadline, so a slow or endless sender
  * costs at most one bounded read for a bounded time and never holds a search slot while it sends.
  */
-import { concatBytes } from "../transport/bounded-reader.ts";
+import { concatBytes } from "../io/bounded-reader.ts";
 
 export type BodyRead =
   | { ok: true; bytes: Uint8Array }

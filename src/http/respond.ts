@@ -12,6 +12,17 @@ export function envelopeResponse(
   envelope: Envelope,
   headers: Record<string, string> = {},
 ): Response {
+  return new Response(JSON.stringify(envelope), {
+    status: httpStatusOf(envelope),
+    headers: envelopeHeaders(envelope, headers),
+  });
+}
+
+/** The headers every envelope answer carries, after `headers` (lower-case names). */
+function envelopeHeaders(
+  envelope: Envelope,
+  headers: Record<string, string>,
+): Record<string, string> {
   const out: Record<string, string> = {
     ...headers,
     "content-type": "application/json; charset=utf-8",
@@ -24,7 +35,24 @@ export function envelopeResponse(
     // Retry-After is whole seconds (RFC 9110 section 10.2.3); round up so a client never comes early.
     out["retry-after"] = String(Math.ceil(envelope.retry_after_ms / 1000));
   }
-  return new Response(JSON.stringify(envelope), { status: httpStatusOf(envelope), headers: out });
+  return out;
+}
+
+/**
+ * A refusal for where no Response can go (a connection Node's parser gave up on, written by hand):
+ * its status, its headers with `Connection: close` (the connection cannot carry another request),
+ * and its body.
+ */
+export function problemAnswer(
+  code: EnvelopeCode,
+  message: string,
+): { status: number; headers: Record<string, string>; body: string } {
+  const envelope = problemEnvelope("unknown", code, crypto.randomUUID(), message);
+  return {
+    status: httpStatusOf(envelope),
+    headers: envelopeHeaders(envelope, { connection: "close" }),
+    body: JSON.stringify(envelope),
+  };
 }
 
 /** RFC 6750 section 3: the challenge that tells a client which kind of bearer problem it has. */

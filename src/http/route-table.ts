@@ -130,33 +130,6 @@ export const ROUTES: readonly Route[] = [
   },
 ];
 
-/**
- * The JSON Schemas served at /schemas/{name}.json, in the order `GET /` lists them. Their documents
- * (schema-documents.ts) are loaded only when one is asked for: most isolates never serve one.
- */
-export const SCHEMA_NAMES = [
-  "envelope",
-  "provider-manifest",
-  "provider-request",
-  "provider-response",
-  "provider-describe-request",
-  "provider-describe",
-  "provider-health-request",
-  "provider-health",
-  "provider-expand-request",
-  "provider-expand",
-  "provider-refresh-request",
-  "search-request",
-  "trace",
-  "trace-batch",
-] as const;
-
-export type SchemaName = (typeof SCHEMA_NAMES)[number];
-
-export function isSchemaName(name: string): name is SchemaName {
-  return (SCHEMA_NAMES as readonly string[]).includes(name);
-}
-
 /** The documents that describe the routes and their answers, as paths in the source repository. */
 export const DOCS: readonly string[] = [
   "README.md",

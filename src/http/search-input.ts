@@ -22,7 +22,7 @@ import {
 } from "../protocol/search-request.ts";
 import { didYouMean } from "../protocol/did-you-mean.ts";
 import { prettyProblem } from "./pretty-json.ts";
-import { decodeUtf8 } from "../transport/bounded-reader.ts";
+import { decodeUtf8 } from "../io/bounded-reader.ts";
 
 export type StreamParam = "ndjson" | "sse";
 

@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { checkProviderAnswer } from "../protocol/check-provider-answer.ts";
 import { MAX_LIMIT } from "../protocol/limits.ts";
 import {
+  JSON_CONTENT_TYPE,
   PROVIDER_REQUEST_VERSION,
   PROVIDER_RESPONSE_VERSION,
   ProviderErrorSchema,
@@ -14,10 +15,10 @@ import {
 import {
   actionRequest,
   checkActionAnswer,
+  NOT_SUPPORTED_STATUSES,
   type OptionalAction,
   PROTOCOL_VERSIONS,
 } from "../protocol/provider-actions.ts";
-import { JSON_CONTENT_TYPE } from "../transport/http-provider.ts";
 import { checkBounds } from "./check-bounds.ts";
 
 /** One answer as a report shows it. */
@@ -75,8 +76,8 @@ export type CaseSpec = {
 const search = (query: string, limit: number) =>
   JSON.stringify({ schema_version: PROVIDER_REQUEST_VERSION, action: "search", query, limit });
 
-/** What a provider that predates describe may answer it: the gateway then takes it as search-only. */
-const SEARCH_ONLY_STATUSES: readonly number[] = [400, 404, 501];
+/** "refused with 400, 404, 405 or 501", for the cases' `expects`. */
+const REFUSED_AS_NOT_SUPPORTED = `refused with ${orList(NOT_SUPPORTED_STATUSES)}`;
 /** What a locator the provider never issued must be answered with (with code `locator_unknown`). */
 const UNKNOWN_LOCATOR_STATUSES: readonly number[] = [404];
 
@@ -180,11 +181,11 @@ export const CONFORMANCE_CASES = [
   {
     case: "describe",
     expects:
-      "describe answers a valid tracefetch.provider-describe.v1 naming a protocol major this gateway speaks, or is refused with 404 or 501 (a search-only provider)",
+      `describe answers a valid tracefetch.provider-describe.v1 naming a protocol major this gateway speaks, or is ${REFUSED_AS_NOT_SUPPORTED} (a search-only provider)`,
     body: () => JSON.stringify(actionRequest("describe")),
     check: (x, c) => {
       const { status } = x.response;
-      if (SEARCH_ONLY_STATUSES.includes(status)) {
+      if (NOT_SUPPORTED_STATUSES.includes(status)) {
         return {
           fail: [],
           advice: [
@@ -216,12 +217,12 @@ export const CONFORMANCE_CASES = [
   },
   actionCase(
     "health",
-    "health answers a valid tracefetch.provider-health.v1 when describe declares it, else is refused with 404 or 501",
+    `health answers a valid tracefetch.provider-health.v1 when describe declares it, else is ${REFUSED_AS_NOT_SUPPORTED}`,
     () => JSON.stringify(actionRequest("health")),
   ),
   actionCase(
     "expand",
-    "expand of a locator the provider answered gives its evidence when describe declares expand, else is refused with 404 or 501",
+    `expand of a locator the provider answered gives its evidence when describe declares expand, else is ${REFUSED_AS_NOT_SUPPORTED}`,
     (c) =>
       JSON.stringify(
         actionRequest("expand", { locator: c.locator ?? `${c.nonsense}:no-candidate` }),
@@ -230,10 +231,10 @@ export const CONFORMANCE_CASES = [
   {
     case: "expand-unknown-locator",
     expects:
-      "expand of a locator the provider never issued is 404 locator_unknown when describe declares expand, else is refused with 404 or 501; never a success",
+      `expand of a locator the provider never issued is 404 locator_unknown when describe declares expand, else is ${REFUSED_AS_NOT_SUPPORTED}; never a success`,
     body: (c) => JSON.stringify(actionRequest("expand", { locator: `${c.nonsense}:never-issued` })),
     check: (x, c) => {
-      if (!declares(c, "expand")) return refused(x, [404, 501], "unsupported_action");
+      if (!declares(c, "expand")) return refused(x, NOT_SUPPORTED_STATUSES, "unsupported_action");
       const { status } = x.response;
       const parsed = v.safeParse(ProviderErrorSchema, x.json);
       if (
@@ -253,7 +254,7 @@ export const CONFORMANCE_CASES = [
   },
   actionCase(
     "refresh",
-    "refresh answers a valid tracefetch.provider-health.v1 when describe declares it, else is refused with 404 or 501",
+    `refresh answers a valid tracefetch.provider-health.v1 when describe declares it, else is ${REFUSED_AS_NOT_SUPPORTED}`,
     () => JSON.stringify(actionRequest("refresh")),
   ),
 ] as const satisfies readonly CaseSpec[];
@@ -264,7 +265,7 @@ function declares(c: CaseContext, action: OptionalAction): boolean {
 
 /**
  * An action the provider declares must answer validly; one it does not declare must be refused
- * honestly (404 or 501), never answered with an empty success.
+ * honestly (NOT_SUPPORTED_STATUSES), never answered with an empty success.
  */
 function actionCase<N extends "health" | "expand" | "refresh">(
   action: N,
@@ -276,7 +277,7 @@ function actionCase<N extends "health" | "expand" | "refresh">(
     expects,
     body,
     check: (x: Exchange, c: CaseContext): Judgement => {
-      if (!declares(c, action)) return refused(x, [404, 501], "unsupported_action");
+      if (!declares(c, action)) return refused(x, NOT_SUPPORTED_STATUSES, "unsupported_action");
       if (action === "expand" && c.locator === null) {
         return {
           fail: [],
@@ -368,15 +369,7 @@ function withinLimit(x: Exchange, c: CaseContext, limit: number): Judgement {
 /** A refusal: one of `statuses`; an error body with `code` is advised, not required. */
 function refused(x: Exchange, statuses: readonly number[], code: string): Judgement {
   const { status } = x.response;
-  if (!statuses.includes(status)) {
-    const success = status >= 200 && status < 300
-      ? ": a success for a request it cannot serve"
-      : "";
-    return {
-      fail: [`expected HTTP ${statuses.join(" or ")}, got ${status}${success}`],
-      advice: [],
-    };
-  }
+  if (!statuses.includes(status)) return notRefused(status, statuses);
   const parsed = v.safeParse(ProviderErrorSchema, x.json);
   if (!parsed.success) {
     return {
@@ -389,4 +382,17 @@ function refused(x: Exchange, statuses: readonly number[], code: string): Judgem
   return parsed.output.code === code
     ? { fail: [], advice: [] }
     : { fail: [], advice: [`the error body says code "${parsed.output.code}"; "${code}" fits`] };
+}
+
+/** The failure of a case that wanted one of `statuses` and got `status`. */
+function notRefused(status: number, statuses: readonly number[]): Judgement {
+  const success = status >= 200 && status < 300 ? ": a success for a request it cannot serve" : "";
+  return { fail: [`expected HTTP ${orList(statuses)}, got ${status}${success}`], advice: [] };
+}
+
+/** "400, 404, 405 or 501". */
+function orList(items: readonly number[]): string {
+  return items.length < 2
+    ? items.join("")
+    : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
 }

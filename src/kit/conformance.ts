@@ -4,8 +4,8 @@
  */
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
-import { decodeUtf8, readBounded } from "../transport/bounded-reader.ts";
-import { redact } from "../transport/redact.ts";
+import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
+import { redact } from "../io/redact.ts";
 import {
   type CaseContext,
   type CaseSpec,
@@ -17,12 +17,6 @@ import {
   reportedIdentity,
 } from "./conformance-cases.ts";
 import { parseJson } from "../protocol/json-value.ts";
-
-export {
-  CONFORMANCE_CASES,
-  type ConformanceCaseName,
-  type ConformanceResponse,
-} from "./conformance-cases.ts";
 
 /** Long enough for a slow search backend, short enough that a hung provider fails promptly. */
 export const DEFAULT_CONFORMANCE_TIMEOUT_MS = 10_000;

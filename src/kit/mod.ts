@@ -89,17 +89,22 @@ export {
   UPSTREAM_TIMEOUT_MS,
   type UpstreamRequest,
 } from "../transport/upstream.ts";
+export { commandFailure } from "./command-failure.ts";
 export {
-  commandFailure,
   failureFromStatus,
-  parseRetryAfter,
   type StatusDetails,
   type StatusMeaning,
-} from "../transport/classify.ts";
-export { redact } from "../transport/redact.ts";
-export { concatBytes, decodeUtf8 } from "../transport/bounded-reader.ts";
+} from "../transport/classify-status.ts";
+export { parseRetryAfter } from "../io/retry-after.ts";
+export { redact } from "../io/redact.ts";
+export { concatBytes, decodeUtf8 } from "../io/bounded-reader.ts";
 
 // Conformance.
 export * from "./check-bounds.ts";
 export * from "./conformance.ts";
+export {
+  CONFORMANCE_CASES,
+  type ConformanceCaseName,
+  type ConformanceResponse,
+} from "./conformance-cases.ts";
 export * from "./format-transcript.ts";

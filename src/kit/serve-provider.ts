@@ -38,9 +38,9 @@ import {
   ProviderRequestSchema,
   type ProviderResponse,
 } from "../protocol/provider-wire.ts";
-import { redact } from "../transport/redact.ts";
+import { redact } from "../io/redact.ts";
 import { parseJson } from "../protocol/json-value.ts";
-import { decodeUtf8 } from "../transport/bounded-reader.ts";
+import { decodeUtf8 } from "../io/bounded-reader.ts";
 
 export type ServeProviderOptions = {
   /**
@@ -137,7 +137,7 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
 }
 
 /**
- * An action other than search (docs/protocol.md, "Actions"): describe is always answered (from the
+ * An action other than search (docs/protocol.md, "Actions: describe, health, expand, refresh"): describe is always answered (from the
  * adapter unless it describes itself); another action the adapter does not implement is refused
  * with 501 `unsupported_action`, never answered empty.
  */

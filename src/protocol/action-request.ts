@@ -1,5 +1,5 @@
 /**
- * The requests of the gateway's provider routes (docs/envelope.md, "Expand and refresh"): one JSON
+ * The requests of the gateway's provider routes (docs/envelope.md, "Other routes"): one JSON
  * object naming a provider, and for expand a locator. Read as strictly as a search request: an
  * unknown or repeated field, a null, or a value of the wrong type or length is refused before any
  * provider is contacted.

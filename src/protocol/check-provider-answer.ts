@@ -1,7 +1,7 @@
 /**
  * checkProviderAnswer(text, declared): the one check of a provider's answer body, used by the
- * gateway's HTTP transport, by conformance and by the command bridge, so all three accept and
- * refuse the same answers with the same words.
+ * gateway's transport (over HTTP and in process, through checkProviderJson), by conformance and by
+ * the command bridge, so all of them accept and refuse the same answers with the same words.
  */
 import * as v from "valibot";
 import { isRecord, parseJson } from "./json-value.ts";
@@ -45,6 +45,14 @@ export function checkProviderAnswer(
   if (text === null) return refused("invalid_utf8", "the body is not valid UTF-8");
   const json = parseJson(text);
   if (json === undefined) return refused("invalid_json", "the body is not JSON");
+  return checkProviderJson(json, declared);
+}
+
+/** The same check of an answer already parsed (the transport's reader parses it). */
+export function checkProviderJson(
+  json: unknown,
+  declared: { name: string; scope: string } | null,
+): AnswerCheck {
   if (isPlainProviderResponse(json)) return identified(json, json, declared);
   const parsed = v.safeParse(ProviderResponseSchema, json);
   if (!parsed.success) {

@@ -83,7 +83,7 @@ export const PROVIDER_ERROR_CODES = [
 export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
 
 /**
- * What a provider can be asked over the provider protocol (docs/protocol.md, "Actions"): every
+ * What a provider can be asked over the provider protocol (docs/protocol.md, "Actions: describe, health, expand, refresh"): every
  * provider answers `search`; the others only when it lists them in its `describe` answer.
  */
 export const PROVIDER_ACTIONS = ["search", "describe", "health", "expand", "refresh"] as const;

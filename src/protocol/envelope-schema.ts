@@ -20,8 +20,6 @@ import {
 } from "./codes.ts";
 import { ReplayResultSchema } from "./replay-result-schema.ts";
 
-export { type ReplayResult, ReplayResultSchema } from "./replay-result-schema.ts";
-
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** A moment as RFC 3339 in UTC, as `Date.prototype.toISOString` writes it. */
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
@@ -111,6 +109,21 @@ export const SearchResultSchema = v.strictObject({
   warnings: v.array(v.string()),
 });
 export type SearchResult = v.InferOutput<typeof SearchResultSchema>;
+
+/** A search that ran: what the envelope needs to say about it. */
+export type CompletedSearch = {
+  code: "ok" | "partial" | "all_providers_failed";
+  /** For all_providers_failed: whether any failure was retryable. */
+  retryable: boolean;
+  /**
+   * For all_providers_failed when nothing was contacted and some selected provider is suspended:
+   * when the first of them comes back, in ms.
+   */
+  retryAfterMs?: number;
+  result: SearchResult;
+  /** Fusion's duration, for Server-Timing (attempts carry their own latency). */
+  timings: { fusion_ms: number };
+};
 
 export const ProviderListingSchema = v.strictObject({
   name: v.string(),

@@ -70,7 +70,6 @@ export const ManifestSchema = v.strictObject({
   default_tier: v.optional(Name),
 });
 
-export type ManifestInput = v.InferInput<typeof ManifestSchema>;
 type ParsedEntry = v.InferOutput<typeof ProviderEntrySchema>;
 
 /** One provider after validation: every default applied, auth resolved. */

@@ -51,7 +51,6 @@ export const SearchToolResultSchema = v.strictObject({
 export type SearchToolResult = v.InferOutput<typeof SearchToolResultSchema>;
 
 export const SearchToolOutputSchema = toolOutput("search", SearchToolResultSchema);
-export type SearchToolOutput = v.InferOutput<typeof SearchToolOutputSchema>;
 
 export const ExpandToolInputSchema = v.strictObject({
   /** A provider's name, from a merged entry's `found_by`. */

@@ -1,5 +1,5 @@
 /**
- * The provider actions beside `search` (docs/protocol.md, "Actions"): `describe`, `health`,
+ * The provider actions beside `search` (docs/protocol.md, "Actions: describe, health, expand, refresh"): `describe`, `health`,
  * `expand` and `refresh`, each a request and an answer posted to the provider's one endpoint and
  * told apart by `schema_version` and `action`. Like search, version 1 is strict.
  *
@@ -27,7 +27,9 @@ import type {
   HealthAnswer,
   ProviderDescription,
   SearchAdapter,
+  SearchAnswer,
 } from "./provider-contract.ts";
+import { PROVIDER_RESPONSE_VERSION, type ProviderResponse } from "./provider-wire.ts";
 
 export const PROVIDER_DESCRIBE_REQUEST_VERSION = "tracefetch.provider-describe-request.v1";
 export const PROVIDER_DESCRIBE_VERSION = "tracefetch.provider-describe.v1";
@@ -36,6 +38,14 @@ export const PROVIDER_HEALTH_VERSION = "tracefetch.provider-health.v1";
 export const PROVIDER_EXPAND_REQUEST_VERSION = "tracefetch.provider-expand-request.v1";
 export const PROVIDER_EXPAND_VERSION = "tracefetch.provider-expand.v1";
 export const PROVIDER_REFRESH_REQUEST_VERSION = "tracefetch.provider-refresh-request.v1";
+
+/**
+ * The statuses that say "not supported" for describe and for every action a provider's describe
+ * does not declare: 404, 405 and 501 say so in HTTP, and a strict v1 provider, written before
+ * describe, refuses a request schema it does not know with 400 `invalid_request`. The gateway and
+ * conformance read them alike.
+ */
+export const NOT_SUPPORTED_STATUSES: readonly number[] = [400, 404, 405, 501];
 
 /** The protocol majors this gateway and this kit speak. */
 export const PROTOCOL_VERSIONS: readonly number[] = [1];
@@ -114,7 +124,6 @@ export const ExpandRequestSchema = v.strictObject({
   /** The revision the caller saw (a candidate's `metadata.revision`), to ask for that version. */
   revision: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_REVISION_CHARS))),
 });
-export type ExpandRequestBody = v.InferOutput<typeof ExpandRequestSchema>;
 
 export const ExpandResponseSchema = v.strictObject({
   schema_version: v.literal(PROVIDER_EXPAND_VERSION),
@@ -253,6 +262,28 @@ export function describeAdapter(adapter: SearchAdapter): ProviderDescription {
     actions: adapterActions(adapter),
     filters: [...(adapter.filters ?? [])],
     protocol_versions: [...PROTOCOL_VERSIONS],
+  };
+}
+
+/**
+ * The search answer an adapter's result makes on the wire: what serveProvider sends, and what the
+ * gateway checks of an adapter it calls in process, so both transports judge the same document.
+ * Candidates past the request's limit are left out, as a conforming provider would.
+ */
+export function searchDocument(
+  adapter: { name: string; scope: string },
+  answer: SearchAnswer,
+  limit: number,
+): { [K in keyof ProviderResponse]: unknown } {
+  return {
+    schema_version: PROVIDER_RESPONSE_VERSION,
+    provider: adapter.name,
+    scope: adapter.scope,
+    // Unchecked: an adapter's candidates are judged by the answer's schema like a provider's.
+    candidates: Array.isArray(answer.candidates)
+      ? answer.candidates.slice(0, limit)
+      : answer.candidates,
+    warnings: answer.warnings ?? [],
   };
 }
 

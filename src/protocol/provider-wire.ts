@@ -13,6 +13,9 @@ export const PROVIDER_REQUEST_VERSION = "tracefetch.provider-request.v1";
 export const PROVIDER_RESPONSE_VERSION = "tracefetch.provider-response.v1";
 export const PROVIDER_ERROR_VERSION = "tracefetch.provider-error.v1";
 
+/** What a provider's answer must be labelled: application/json or a +json type. */
+export const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9.+-]*\+)?json\s*(?:;|$)/i;
+
 export const ProviderRequestSchema = v.strictObject({
   schema_version: v.literal(PROVIDER_REQUEST_VERSION),
   action: v.literal("search"),

@@ -69,4 +69,3 @@ export const TraceBatchSchema = v.strictObject({
   schema_version: v.literal(TRACE_BATCH_VERSION),
   traces: v.array(TraceSchema),
 });
-export type TraceBatch = v.InferOutput<typeof TraceBatchSchema>;

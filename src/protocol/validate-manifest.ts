@@ -18,8 +18,6 @@ import {
 import { isRecord } from "./json-value.ts";
 import { endpointProblem } from "./url-policy.ts";
 
-export { endpointProblem, isLoopbackHost } from "./url-policy.ts";
-
 export type ManifestIssue = {
   /** The provider's name, when the problem belongs to one. */
   provider?: string;

@@ -1,8 +1,9 @@
 /**
- * Deno entry (`deno task dev`): the shared launcher over Deno.serve, with the same environment
- * variables as `npm start`.
+ * Deno entry (`deno task dev`): the environment parsed once, then the shared launcher over
+ * Deno.serve, with the same variables as `npm start`.
  */
-import { ConfigError } from "../gateway/gateway-config.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import { readSettings } from "../gateway/settings.ts";
 import { launch, type Listen } from "./launch.ts";
 
 const listen: Listen = (fetch, hostname, port) =>
@@ -16,7 +17,7 @@ const listen: Listen = (fetch, hostname, port) =>
   });
 
 try {
-  const running = await launch(Deno.env.toObject(), listen);
+  const running = await launch(readSettings(Deno.env.toObject()), listen);
   for (const line of running.warnings) console.error(`tracefetch: warning: ${line}`);
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   Deno.addSignalListener("SIGINT", () => void running.close().then(() => Deno.exit(0)));

@@ -1,7 +1,8 @@
 /**
- * What `npm start` (Node) and `deno task dev` (Deno) share: configuration from environment
- * variables, the workspace built-in over docs/, and the embedded default when no manifest is given.
- * Each runtime passes only its way of listening.
+ * What `npm start` (Node) and `deno task dev` (Deno) share, once the root has parsed its
+ * environment (readSettings): the manifest it names loaded (inline JSON, a file, or the embedded
+ * default when none is given), the workspace built-in over docs/, and the gateway served. Each
+ * runtime passes only its way of listening and its ports.
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -10,8 +11,9 @@ import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
 import { installedViewer } from "./api-docs-viewer.ts";
-import { configFromEnv, type Env } from "../gateway/env-config.ts";
-import { ConfigError } from "../gateway/gateway-config.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import type { Ports } from "../gateway/gateway-config.ts";
+import type { ReadSettings } from "../gateway/settings.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
 import {
   fileErrorCode,
@@ -38,36 +40,34 @@ export type Launched = {
 };
 
 export async function launch(
-  env: Env,
+  read: ReadSettings,
   listen: Listen,
-  /** The runtime's client for providers; the global fetch when absent. */
-  fetchImpl?: typeof fetch,
+  /** The runtime's clients for providers and third parties; the global fetch when absent. */
+  ports: Pick<Ports, "fetch" | "exchange"> = {},
   /** Where TRACEFETCH_MANIFEST's value came from, for messages (`tracefetch serve --manifest`). */
   manifestFrom = "TRACEFETCH_MANIFEST",
 ): Promise<Launched> {
-  const settings = configFromEnv(env);
-  const { host, manifest: configured } = settings;
+  const { host, port, manifest: configured } = read.env;
   const docs = fileURLToPath(new URL("../../docs", import.meta.url));
   const workspace = corpusAdapter("workspace", "local", await loadCorpus(docs, "docs/"), {
     reload: () => loadCorpus(docs, "docs/"),
   });
-  const { file, fileMaxBytes } = settings.mining;
+  const { file, fileMaxBytes } = read.env.mining;
   const traceSink = file === null ? undefined : await openTraceFile(file, fileMaxBytes);
   const embedded = configured === null ? await startEmbeddedDefault(listen) : null;
   try {
-    const manifest = configured === null
-      ? embedded?.manifest
-      : configured.startsWith("{")
-      ? configured
-      : await readManifest(configured, manifestFrom);
+    // The embedded default's providers listen on loopback; your own manifest needs the variable.
+    const settings = read.withManifest(
+      embedded !== null ? { value: embedded.manifest, loopback: true } : {
+        text: configured?.startsWith("{")
+          ? configured
+          : await readManifest(configured as string, manifestFrom),
+      },
+    );
     const warnings: string[] = [];
-    const app = createGateway({
-      manifest,
-      env,
-      // The embedded default's providers listen on loopback; your own manifest needs the variable.
-      allowLoopback: embedded !== null || settings.allowLoopback,
-      builtins: { workspace, ...await remoteBuiltins(env, settings.allowLoopback, fetchImpl) },
-      fetch: fetchImpl,
+    const app = createGateway(settings, {
+      ...ports,
+      builtins: { workspace, ...await remoteBuiltins(settings.builtins, ports.fetch) },
       // On unless TRACEFETCH_API_DOCS says off: the viewer is read from node_modules on first use.
       apiDocs: (settings.apiDocs ?? true) ? installedViewer() : null,
       onWarning: (line) => warnings.push(line),
@@ -75,12 +75,12 @@ export async function launch(
     });
     let gateway: Served;
     try {
-      gateway = await listen(app.fetch, host, settings.port, {
+      gateway = await listen(app.fetch, host, port, {
         headersTimeoutMs: settings.headersTimeoutMs,
         bodyTimeoutMs: settings.bodyTimeoutMs,
       });
     } catch (error) {
-      const problem = listenProblem(error, host, settings.port);
+      const problem = listenProblem(error, host, port);
       throw problem === null ? error : new ConfigError(problem);
     }
     return {

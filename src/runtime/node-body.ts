@@ -1,14 +1,14 @@
 /**
- * Node only: where a provider's answer body goes once it is read (node-provider-post.ts): a
+ * Node only: where a provider's answer body goes once it is read (node-exchange.ts): a
  * Collector that keeps decoded bytes within a cap and the search's byte budget, behind a Decoder
  * when the body is compressed.
  */
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Transform } from "node:stream";
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
-import { UNDECODABLE_BODY } from "../transport/classify.ts";
-import type { ByteBudget } from "../transport/byte-budget.ts";
-import type { BoundedRead } from "../transport/bounded-reader.ts";
+import { UNDECODABLE_BODY } from "../io/provider-exchange.ts";
+import type { ByteBudget } from "../io/byte-budget.ts";
+import type { BoundedRead } from "../io/bounded-reader.ts";
 
 /** Compressed bytes held undecoded: gzip, deflate and br never grow a body by half. */
 export const MAX_UNDECODED_BYTES = 2 * MAX_PROVIDER_BODY_BYTES;

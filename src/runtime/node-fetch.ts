@@ -6,9 +6,9 @@
  * cancelling the body destroys the socket's stream; the AbortSignal aborts the whole exchange.
  * Calls it does not cover (a non-string body, redirect other than "manual") go to the global fetch.
  *
- * It also carries the transport's provider exchange (PROVIDER_POST, node-provider-post.ts): the
- * same request through the same connection pool, without the Response, Headers and streams a fetch
- * must build (on Node 20 a ReadableStream alone costs about 14 µs to create).
+ * nodePorts() pairs it with the provider exchange (node-exchange.ts): the same requests through the
+ * same connection pool, without the Response, Headers and streams a fetch must build (on Node 20 a
+ * ReadableStream alone costs about 14 µs to create).
  *
  * Every stream destroyed here has an 'error' listener first: undici's body emits an error when it
  * is destroyed before its end, and an 'error' event nobody listens for ends the Node process.
@@ -16,13 +16,16 @@
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import { PROVIDER_KEEP_ALIVE_MS } from "../protocol/limits.ts";
-import { withProviderPost } from "../transport/provider-post.ts";
-import { nodeProviderPost, NULL_BODY, requestHeaders } from "./node-provider-post.ts";
+import type { ProviderExchange } from "../io/provider-exchange.ts";
+import { nodeExchange, NULL_BODY, requestHeaders } from "./node-exchange.ts";
 import { decoderFor, undecodable } from "./node-body.ts";
 
-export function createNodeFetch(): typeof fetch {
+/** Node's ports for reaching providers and third parties: one connection pool for both. */
+export type NodePorts = { fetch: typeof fetch; exchange: ProviderExchange };
+
+export function nodePorts(): NodePorts {
   const agent = new Agent({ keepAliveTimeout: PROVIDER_KEEP_ALIVE_MS });
-  return withProviderPost(fetchOver(agent), nodeProviderPost(agent));
+  return { fetch: fetchOver(agent), exchange: nodeExchange(agent) };
 }
 
 function fetchOver(agent: Agent): typeof fetch {

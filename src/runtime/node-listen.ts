@@ -18,8 +18,7 @@ import {
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
 } from "../protocol/limits.ts";
-import { httpStatusOf, problemEnvelope } from "../envelope/build-envelope.ts";
-import { envelopeResponse } from "../http/respond.ts";
+import { problemAnswer, problemResponse } from "../http/respond.ts";
 
 export type Listening = {
   server: Server;
@@ -48,9 +47,7 @@ export function listen(
     // Hono's adapter answers a bare 400 for a target it cannot turn into a URL (`OPTIONS *`,
     // a backslash in the path, a bad Host): answer an envelope instead.
     errorHandler: (error) =>
-      envelopeResponse(
-        problemEnvelope("unknown", "bad_request", crypto.randomUUID(), requestProblem(error)),
-      ),
+      problemResponse("unknown", "bad_request", crypto.randomUUID(), requestProblem(error)),
   });
   const server = createServer({
     headersTimeout,
@@ -59,6 +56,7 @@ export function listen(
     // Checked below so the refusal is an envelope rather than Node's bare 400.
     requireHostHeader: false,
   }, (req: IncomingMessage, res: ServerResponse) => {
+    responses.set(req.socket, res);
     if (req.httpVersion === "1.1" && req.headers.host === undefined) {
       res.shouldKeepAlive = false;
       writeEnvelope(res, "bad_request", "an HTTP/1.1 request needs a Host header");
@@ -123,39 +121,43 @@ function requestProblem(error: unknown): string {
 }
 
 function writeEnvelope(res: ServerResponse, code: EnvelopeCode, message: string): void {
-  const envelope = problemEnvelope("unknown", code, crypto.randomUUID(), message);
-  const body = JSON.stringify(envelope);
-  res.writeHead(httpStatusOf(envelope), {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body),
-    "cache-control": "no-store",
-    "x-request-id": envelope.request_id,
-    connection: "close",
-  });
+  const { status, headers, body } = problemAnswer(code, message);
+  res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
   res.end(body);
 }
 
 /**
+ * Each socket's latest response, replaced by the next request's. Node writes a socket's responses
+ * one after another, each once the one before has finished, so while the latest is unfinished it is
+ * either the one on the socket or queued behind one (HTTP/1.1 pipelining); once it has finished,
+ * every response on the socket has.
+ */
+const responses = new WeakMap<Socket, ServerResponse>();
+
+/**
+ * Whether a response is under way on the socket: one that has begun (its headers sent), or one
+ * queued behind another, which has begun or will. An envelope written then would be read as part
+ * of that response, or as the answer to an earlier request.
+ */
+function responding(socket: Socket): boolean {
+  const latest = responses.get(socket);
+  if (latest === undefined || latest.writableFinished) return false;
+  return latest.socket !== socket || latest.headersSent;
+}
+
+/**
  * Writes an envelope straight to a socket whose parser has given up, then closes it. A socket
- * whose response has already begun is only closed: writing would corrupt that response.
+ * with a response under way is only closed: writing would corrupt that response.
  */
 function refuseOnSocket(socket: Socket, code: EnvelopeCode, message: string): void {
-  const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-  if (!socket.writable || pending?.headersSent) {
+  if (!socket.writable || responding(socket)) {
     socket.destroy();
     return;
   }
-  const envelope = problemEnvelope("unknown", code, crypto.randomUUID(), message);
-  const body = JSON.stringify(envelope);
-  const status = httpStatusOf(envelope);
-  socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\n` +
-      "content-type: application/json; charset=utf-8\r\n" +
-      `content-length: ${Buffer.byteLength(body)}\r\n` +
-      "cache-control: no-store\r\n" +
-      `x-request-id: ${envelope.request_id}\r\n` +
-      "connection: close\r\n\r\n" + body,
-  );
+  const { status, headers, body } = problemAnswer(code, message);
+  let head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\n`;
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+  socket.end(`${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 const REASONS: Record<number, string> = {

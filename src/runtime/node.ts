@@ -1,11 +1,13 @@
 /**
- * Node entry (`npm start`): the shared launcher over @hono/node-server. A configuration problem
- * exits with status 2 and one clear line.
+ * Node entry (`npm start`): the environment parsed once, then the shared launcher over
+ * @hono/node-server with Node's ports. A configuration problem exits with status 2 and one clear
+ * line.
  */
-import { ConfigError } from "../gateway/gateway-config.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import { readSettings } from "../gateway/settings.ts";
 import { launch } from "./launch.ts";
 import { listen } from "./node-listen.ts";
-import { createNodeFetch } from "./node-fetch.ts";
+import { nodePorts } from "./node-fetch.ts";
 
 /**
  * Last resort: an error that escaped every handler is logged and counted rather than ending the
@@ -21,7 +23,7 @@ process.on("uncaughtException", onEscape("uncaughtException"));
 process.on("unhandledRejection", onEscape("unhandledRejection"));
 
 try {
-  const running = await launch(process.env, listen, createNodeFetch());
+  const running = await launch(readSettings(process.env), listen, nodePorts());
   for (const line of running.warnings) console.error(`tracefetch: warning: ${line}`);
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   const stop = () => void running.close().then(() => process.exit(0));

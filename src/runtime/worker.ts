@@ -6,10 +6,9 @@
 import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import { createGateway } from "../http/create-gateway.ts";
-import { envelopeResponse } from "../http/respond.ts";
-import { configFromEnv } from "../gateway/env-config.ts";
+import { problemResponse } from "../http/respond.ts";
+import { readSettings } from "../gateway/settings.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
-import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
 
 type Bindings = Record<string, unknown>;
@@ -30,23 +29,24 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
     for (const [key, value] of Object.entries(bindings)) {
       if (typeof value === "string") env[key] = value;
     }
-    const settings = configFromEnv(env);
-    const manifest = settings.manifest ?? bundledManifest;
+    const read = readSettings(env);
+    const manifest = read.env.manifest ?? bundledManifest;
     if (!manifest) {
       throw new Error(
         "no manifest: set the TRACEFETCH_MANIFEST var or secret, or bundle one at build time with TRACEFETCH_MANIFEST_FILE",
       );
     }
+    const settings = {
+      ...read.withManifest({ text: manifest }),
+      maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
+    };
     return {
-      app: createGateway({
-        manifest,
-        env,
-        traceSink: await queueSinkFor(settings.mining.queue, bindings),
+      app: createGateway(settings, {
+        traceSink: await queueSinkFor(settings.mining?.queue ?? null, bindings),
         builtins: {
           ...(workspace ? { workspace } : {}),
-          ...await remoteBuiltins(env, settings.allowLoopback),
+          ...await remoteBuiltins(settings.builtins),
         },
-        maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
         apiDocs: settings.apiDocs === true ? bundledViewer : null,
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
       }),
@@ -85,9 +85,12 @@ function answer(
 ): Response | Promise<Response> {
   if ("app" in gateway) return gateway.app.fetch(request, bindings, context as never);
   const requestId = crypto.randomUUID();
-  return envelopeResponse(buildEnvelope("unknown", "internal_error", requestId, {
-    error: { message: `the gateway's configuration was refused: ${gateway.error}` },
-  }));
+  return problemResponse(
+    "unknown",
+    "internal_error",
+    requestId,
+    `the gateway's configuration was refused: ${gateway.error}`,
+  );
 }
 
 export default {

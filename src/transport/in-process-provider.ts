@@ -1,20 +1,30 @@
 /**
  * A built-in provider called in process. The same honesty as over HTTP: a thrown error is a failed
- * search, a deadline is a timeout, and the adapter's answer is sanitised by the core like any other.
+ * search, a deadline is a timeout, and the adapter's answer is the document serveProvider would
+ * send, checked and settled by the same function as an answer over HTTP (settle-answer.ts), so an
+ * answer that breaks the wire schema is this attempt's protocol error, never a fault of the search.
  */
-import type { ExpandRequest, SearchAdapter } from "../protocol/provider-contract.ts";
+import type {
+  Evidence,
+  ExpandRequest,
+  HealthAnswer,
+  ProviderDescription,
+  SearchAdapter,
+  SearchAnswer,
+} from "../protocol/provider-contract.ts";
 import {
   describeAdapter,
   describeDocument,
   expandDocument,
   healthDocument,
   type OptionalAction,
+  searchDocument,
 } from "../protocol/provider-actions.ts";
-import { type Settled, settleJson } from "./action-answers.ts";
-import { classifyThrown, protocolError } from "./classify.ts";
+import { settle, type Settlement } from "./settle-answer.ts";
+import { classifyThrown } from "./classify-thrown.ts";
+import { protocolError } from "./failure.ts";
 import type {
   ActionCall,
-  ActionResult,
   DescribeResult,
   ProviderCall,
   ProviderClient,
@@ -45,25 +55,36 @@ async function act<A extends OptionalAction>(
   action: A,
   call: ActionCall,
   request?: ExpandRequest,
-): Promise<ActionResult<Settled[A]>> {
+): Promise<Settlement[A]> {
   const { signal } = call;
   const implemented = action === "describe" || typeof adapter[action] === "function";
   if (!implemented) {
-    return { kind: "unsupported", message: `the provider does not support ${action} (in process)` };
+    return {
+      kind: "unsupported",
+      message: `the provider does not support ${action} (in process)`,
+    } as Settlement[A];
+  }
+  let answer: unknown;
+  try {
+    answer = await raceAbort(answerOf(adapter, action, signal, request), signal);
+  } catch (error) {
+    return { kind: "failure", ...classifyThrown(error, "adapter", signal) } as Settlement[A];
   }
   let document: unknown;
   try {
-    document = await raceAbort(documentFor(adapter, action, signal, request), signal);
-  } catch (error) {
-    return { kind: "failure", ...classifyThrown(error, "adapter", signal) };
+    document = documentOf(adapter, action, answer, request);
+  } catch {
+    // An answer too broken to put on the wire (null, not an object) is still only this call's.
+    return {
+      kind: "failure",
+      ...protocolError("schema_violation", `the ${action} answer is not an object`),
+    } as Settlement[A];
   }
-  const settled = settleJson(action, document, adapter, request?.locator);
-  return settled.kind === "problem"
-    ? { kind: "failure", ...protocolError(settled.code, settled.message) }
-    : settled;
+  return settle(action, document, adapter, request?.locator);
 }
 
-async function documentFor(
+/** What the adapter answers an action, unchecked. */
+function answerOf(
   adapter: SearchAdapter,
   action: OptionalAction,
   signal: AbortSignal,
@@ -71,25 +92,41 @@ async function documentFor(
 ): Promise<unknown> {
   switch (action) {
     case "describe":
-      return describeDocument(
-        adapter,
-        adapter.describe ? await adapter.describe(signal) : describeAdapter(adapter),
-      );
+      return adapter.describe
+        ? adapter.describe(signal)
+        : Promise.resolve(describeAdapter(adapter));
     case "health":
-      return healthDocument(adapter, await adapter.health!(signal));
+      return adapter.health!(signal);
     case "refresh":
-      return healthDocument(adapter, await adapter.refresh!(signal));
-    case "expand": {
-      const asked = request ?? { locator: "" };
-      return expandDocument(adapter, asked.locator, await adapter.expand!(asked, signal));
-    }
+      return adapter.refresh!(signal);
+    case "expand":
+      return adapter.expand!(request ?? { locator: "" }, signal);
+  }
+}
+
+/** The wire document an answer makes; it throws only when the answer is no object at all. */
+function documentOf(
+  adapter: SearchAdapter,
+  action: OptionalAction,
+  answer: unknown,
+  request?: ExpandRequest,
+): unknown {
+  switch (action) {
+    case "describe":
+      return describeDocument(adapter, answer as ProviderDescription);
+    case "health":
+    case "refresh":
+      return healthDocument(adapter, answer as HealthAnswer);
+    case "expand":
+      return expandDocument(adapter, request?.locator ?? "", answer as Evidence);
   }
 }
 
 async function callAdapter(adapter: SearchAdapter, call: ProviderCall): Promise<TransportResult> {
   const { signal } = call;
+  let answer: SearchAnswer;
   try {
-    const answer = await raceAbort(
+    answer = await raceAbort(
       adapter.search({
         query: call.query,
         limit: call.limit,
@@ -97,15 +134,20 @@ async function callAdapter(adapter: SearchAdapter, call: ProviderCall): Promise<
       }, signal),
       signal,
     );
-    return {
-      kind: "answer",
-      candidates: answer.candidates,
-      warnings: answer.warnings ?? [],
-      ...(answer.cost_micros === undefined ? {} : { cost_micros: answer.cost_micros }),
-    };
   } catch (error) {
     return { kind: "failure", ...classifyThrown(error, "adapter", signal) };
   }
+  // Whatever the adapter handed back is judged as the wire document it would make, never trusted.
+  const settled = settle(
+    "search",
+    searchDocument(adapter, answer ?? ({} as SearchAnswer), call.limit),
+    adapter,
+  );
+  const cost = (answer as { cost_micros?: unknown } | null)?.cost_micros;
+  return settled.kind === "answer" && typeof cost === "number" && Number.isSafeInteger(cost) &&
+      cost >= 0
+    ? { ...settled, cost_micros: cost }
+    : settled;
 }
 
 /** An adapter that ignores its signal must still not hold the search past the deadline. */

@@ -6,9 +6,10 @@ import type { HealthCoverage, HealthStatus } from "../protocol/codes.ts";
 import type { ExpandRequest } from "../protocol/provider-contract.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import type { SearchFilters } from "../protocol/search-filters.ts";
-import type { ByteBudget } from "./byte-budget.ts";
-import type { Failure, Unsupported } from "./classify.ts";
-import type { Semaphore } from "./semaphore.ts";
+import type { ByteBudget } from "../io/byte-budget.ts";
+import type { Failure } from "./failure.ts";
+import type { Unsupported } from "./classify-status.ts";
+import type { Gate } from "../io/gate.ts";
 
 /** One call of one provider for one search. */
 export type ProviderCall = {
@@ -27,7 +28,7 @@ export type ProviderCall = {
    * Bounds the connections of one search that wait for headers at once (Workers allow six); an
    * HTTP client holds a place from the request until its headers arrive. Null: no bound.
    */
-  connectGate: Semaphore | null;
+  connectGate: Gate | null;
   /** Headers for this call only, e.g. a provider token minted for this attempt. */
   headers?: Record<string, string>;
 };
@@ -37,13 +38,16 @@ export type Answer = {
   kind: "answer";
   candidates: WireCandidate[];
   warnings: string[];
-  /** What this call cost when the provider reports it (Exa does); else the manifest's cost_micros. */
+  /**
+   * What this call cost, when a built-in knows it (Exa reports it); else the manifest's
+   * cost_micros. Kept in process: it is not part of provider-response.v1, which is strict.
+   */
   cost_micros?: number;
 };
 
 export type TransportResult = Answer | ({ kind: "failure" } & Failure);
 
-/** One call of an action other than search (docs/protocol.md, "Actions"). */
+/** One call of an action other than search (docs/protocol.md, "Actions: describe, health, expand, refresh"). */
 export type ActionCall = {
   /** The caller's deadline or departure; the caller owns the timer. */
   signal: AbortSignal;
@@ -52,6 +56,12 @@ export type ActionCall = {
   traceparent?: string;
   /** Headers for this call only, e.g. a provider token minted for it. */
   headers?: Record<string, string>;
+  /**
+   * Whether the provider's describe lists this action: false (a search-only provider, or one that
+   * left it out) makes a refusal of the request as unknown read as "not supported"; absent when
+   * not known.
+   */
+  declared?: boolean | undefined;
 };
 
 /** A valid describe answer. */
@@ -111,13 +121,3 @@ export interface ProviderClient {
   expand(request: ExpandRequest, call: ActionCall): Promise<ActionResult<ExpandedEvidence>>;
   refresh(call: ActionCall): Promise<ActionResult<Health>>;
 }
-
-/**
- * The author contract lives with the protocol; these names stay importable from here only for the
- * modules that have not moved to src/protocol/provider-contract.ts yet.
- */
-export {
-  ProviderError,
-  type SearchAdapter,
-  type SearchAnswer,
-} from "../protocol/provider-contract.ts";

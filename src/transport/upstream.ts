@@ -12,24 +12,18 @@
 import * as v from "valibot";
 import {
   DEFAULT_PROVIDER_TIMEOUT_SECONDS,
-  MAX_ERROR_BODY_BYTES,
   MAX_PROVIDER_BODY_BYTES,
   MAX_QUOTED_CHARS,
 } from "../protocol/limits.ts";
 import { ProviderError } from "../protocol/provider-contract.ts";
 import { readProviderError } from "../protocol/provider-wire.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
-import { decodeUtf8, readBounded } from "./bounded-reader.ts";
-import {
-  classifyThrown,
-  failureFromStatus,
-  NetworkFailure,
-  parseRetryAfter,
-  type StatusMeaning,
-} from "./classify.ts";
-import { JSON_CONTENT_TYPE } from "./http-provider.ts";
-import { redact } from "./redact.ts";
-import { parseJson } from "../protocol/json-value.ts";
+import { answerOf } from "../io/provider-exchange.ts";
+import { classifyThrown } from "./classify-thrown.ts";
+import { failureFromStatus, NetworkFailure, type StatusMeaning } from "./classify-status.ts";
+import { parseRetryAfter } from "../io/retry-after.ts";
+import { redact } from "../io/redact.ts";
+import { type AnswerRead, readAnswer } from "./read-answer.ts";
 
 /**
  * The deadline an example provider gives its upstream call: the gateway's default provider
@@ -116,31 +110,69 @@ export async function callJson(
   } catch (error) {
     throw thrown(up, error, "connect", both, timedOut());
   }
+  const answer = answerOf(response);
   try {
-    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
-      await discard(response);
-      // Only the configured base URL is called; the same request would be redirected again.
-      throw new ProviderError(
-        "search_failed",
-        `${up.label} answered a redirect (HTTP ${response.status}), which is never followed; check the base URL`,
-        { retryable: false },
-      );
+    // An upstream call is not handed the search's byte budget; the per-answer cap still bounds it.
+    const got = await readAnswer(answer, { budget: null, cap: up.maxBodyBytes, signal: both });
+    switch (got.kind) {
+      case "json":
+        return got.json;
+      case "unusable":
+        throw unusable(up, got);
+      case "refused": {
+        const refused = refusal(up, response, got.body);
+        const reading = read?.(refused) ?? {};
+        throw failureFromStatus(refused.status, {
+          who: up.label,
+          said: reading.said ?? refused.said,
+          body: readProviderError(refused.body),
+          retryAfterMs: refused.wait,
+          meaning: reading.meaning,
+        });
+      }
+      default: {
+        const never: never = got;
+        throw new Error(`unhandled read ${JSON.stringify(never)}`);
+      }
     }
-    if (!response.ok) {
-      const refused = await refusal(up, response, both);
-      const reading = read?.(refused) ?? {};
-      throw failureFromStatus(refused.status, {
-        who: up.label,
-        said: reading.said ?? refused.said,
-        body: readProviderError(refused.body),
-        retryAfterMs: refused.wait,
-        meaning: reading.meaning,
-      });
-    }
-    return await readJson(up, response);
   } catch (error) {
     if (error instanceof ProviderError) throw error;
+    await answer.cancel();
     throw thrown(up, error, "body", both, timedOut());
+  }
+}
+
+/**
+ * A 2xx answer that is not the service's JSON, or a redirect: the same request would get the same
+ * answer back, so none is worth retrying.
+ */
+function unusable(up: Upstream, got: Extract<AnswerRead, { kind: "unusable" }>): ProviderError {
+  const { label } = up;
+  switch (got.code) {
+    case "redirect":
+      // Only the configured base URL is called; the same request would be redirected again.
+      return new ProviderError(
+        "search_failed",
+        `${label} answered a redirect (HTTP ${got.status}), which is never followed; check the base URL`,
+        { retryable: false },
+      );
+    case "body_too_large":
+      return new ProviderError(
+        "search_failed",
+        `${label} answered more than ${up.maxBodyBytes} decoded bytes; the body was cancelled`,
+        { retryable: false },
+      );
+    case "wrong_content_type":
+      return notJson(label, `content-type "${got.contentType.slice(0, MAX_QUOTED_CHARS)}"`);
+    case "invalid_utf8":
+      return notJson(label, "the body is not UTF-8");
+    case "invalid_json":
+      return notJson(
+        label,
+        got.status === 204 || got.status === 205 ? got.message : "the body does not parse as JSON",
+      );
+    default:
+      return notJson(label, got.message);
   }
 }
 
@@ -177,8 +209,7 @@ export function baseUrlProblem(raw: string, allowLoopback: boolean): string | nu
   return endpointProblem(raw, allowLoopback, "base");
 }
 
-async function refusal(up: Upstream, response: Response, signal: AbortSignal): Promise<Refusal> {
-  const body = await errorBody(response, signal);
+function refusal(up: Upstream, response: Response, body: unknown): Refusal {
   const record = typeof body === "object" && body !== null && !Array.isArray(body)
     ? body as { message?: unknown; error?: unknown }
     : {};
@@ -189,47 +220,6 @@ async function refusal(up: Upstream, response: Response, signal: AbortSignal): P
     said: quote(typeof record.message === "string" ? record.message : record.error),
     wait: parseRetryAfter(response.headers.get("retry-after"), up.now()) ?? undefined,
   };
-}
-
-/**
- * A non-2xx answer's body, read up to the error cap. An HTML error page, or a body we cannot read,
- * says nothing a caller can use: the status speaks for it. A deadline or departure still ends us.
- */
-async function errorBody(response: Response, signal: AbortSignal): Promise<unknown> {
-  let read;
-  try {
-    read = await readBounded(response.body, MAX_ERROR_BODY_BYTES, null);
-  } catch (error) {
-    if (signal.aborted) throw error;
-    return null;
-  }
-  const text = read.ok ? decodeUtf8(read.bytes) : null;
-  return text === null ? null : parseJson(text) ?? null;
-}
-
-async function readJson(up: Upstream, response: Response): Promise<unknown> {
-  const type = response.headers.get("content-type") ?? "";
-  if (!JSON_CONTENT_TYPE.test(type)) {
-    await discard(response);
-    throw notJson(up.label, `content-type "${type.slice(0, MAX_QUOTED_CHARS)}"`);
-  }
-  // An upstream call is not handed the search's byte budget; the per-answer cap still bounds it.
-  const read = await readBounded(response.body, up.maxBodyBytes, null);
-  if (!read.ok) {
-    throw new ProviderError(
-      "search_failed",
-      `${up.label} answered more than ${up.maxBodyBytes} decoded bytes; the body was cancelled`,
-      // The same request would get the same answer back.
-      { retryable: false },
-    );
-  }
-  const text = decodeUtf8(read.bytes);
-  if (text === null) {
-    throw notJson(up.label, "the body is not UTF-8");
-  }
-  const json = parseJson(text);
-  if (json === undefined) throw notJson(up.label, "the body does not parse as JSON");
-  return json;
 }
 
 function notJsonMessage(label: string, why: string): string {
@@ -258,8 +248,4 @@ function thrown(
   if (signal.aborted) return error;
   const failure = classifyThrown(error, phase, signal);
   return new NetworkFailure({ ...failure, message: redact(`${up.label}: ${failure.message}`) });
-}
-
-async function discard(response: Response): Promise<void> {
-  await response.body?.cancel().catch(() => {});
 }

@@ -21,7 +21,8 @@ import {
   MAX_WARNING_CHARS,
   MAX_WARNINGS,
 } from "../../src/protocol/limits.ts";
-import { POISON_KEYS, SECRET_KEY } from "../../src/core/sanitize.ts";
+import { POISON_KEYS } from "../../src/core/sanitize.ts";
+import { SECRET_KEY } from "../../src/io/redact.ts";
 import { validators } from "./gateway.ts";
 import { HEALTHY } from "./outcomes.ts";
 import { FUZZED, HEALTHY_NAME } from "./fuzz-answer.ts";

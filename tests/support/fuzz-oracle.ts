@@ -6,7 +6,7 @@
  */
 import { PROVIDER_ERROR_CODES } from "../../src/protocol/codes.ts";
 import { MAX_LOCATOR_CHARS, MAX_PROVIDER_BODY_BYTES } from "../../src/protocol/limits.ts";
-import { MAX_ERROR_BODY_BYTES } from "../../src/transport/http-provider.ts";
+import { MAX_ERROR_BODY_BYTES } from "../../src/protocol/limits.ts";
 import { type FuzzAnswer, JSON_TYPES } from "./fuzz-answer.ts";
 import type { Rendered } from "./fuzz-render.ts";
 import type { Played } from "./fuzz-server.ts";

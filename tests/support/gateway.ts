@@ -7,8 +7,8 @@ import addFormats from "ajv-formats";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { createGateway } from "../../src/http/mod.ts";
-import type { GatewayConfig } from "../../src/gateway/mod.ts";
-import { createNodeFetch } from "../../src/runtime/node-fetch.ts";
+import { type Env, type Ports, readSettings, type Settings } from "../../src/gateway/mod.ts";
+import { nodePorts } from "../../src/runtime/node-fetch.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
@@ -47,23 +47,50 @@ export function manifestOf(providers: ProviderEntry[], extra: Record<string, unk
 }
 
 /**
- * Each runtime's production client: on Node the undici-based fetch that `npm start` uses, on Deno
+ * Each runtime's production ports: on Node the undici-based client that `npm start` uses, on Deno
  * its own fetch. The provider matrix therefore runs through the client each runtime ships with.
  */
-const runtimeFetch: typeof fetch | undefined = "Deno" in globalThis ? undefined : createNodeFetch();
+export const runtimePorts: Ports = "Deno" in globalThis ? {} : nodePorts();
+
+/**
+ * Settings as a composition root makes them: `env` parsed by readSettings and the manifest given
+ * as JSON text (a string) or a value, then `overrides` for what a test sets directly.
+ * `allowLoopback: true` among them also lets the manifest name loopback endpoints, as the embedded
+ * default's does.
+ */
+export function settingsFor(
+  manifest: unknown,
+  env: Env = {},
+  overrides: Partial<Settings> = {},
+): Settings {
+  const read = readSettings(env);
+  const loopback = overrides.allowLoopback === true;
+  const input = typeof manifest === "string" ? { text: manifest } : { value: manifest };
+  return { ...read.withManifest({ ...input, loopback }), ...overrides };
+}
+
+/** What a test gateway is built from besides its providers. */
+export type TestGateway = {
+  /** Variables, as an operator would set them. */
+  env?: Env;
+  /** Settings set directly (limits without a variable, or a value the test wants). */
+  settings?: Partial<Settings>;
+  /** Ports beside the runtime's own (builtins, a clock, a sink). */
+  ports?: Ports;
+};
 
 /**
  * A gateway over these providers. It asks no provider `describe` unless the test says so, so a
  * test that counts the requests a provider receives counts only its searches.
  */
-export function gateway(providers: ProviderEntry[], config: Partial<GatewayConfig> = {}) {
-  return createGateway({
-    manifest: manifestOf(providers),
+export function gateway(providers: ProviderEntry[], options: TestGateway = {}) {
+  // Test providers listen on 127.0.0.1.
+  const settings = settingsFor(manifestOf(providers), options.env, {
     allowLoopback: true,
     describeProviders: false,
-    ...(runtimeFetch ? { fetch: runtimeFetch } : {}),
-    ...config,
+    ...options.settings,
   });
+  return createGateway(settings, { ...runtimePorts, ...options.ports });
 }
 
 /** GET /v1/search?q=... (plus params) and the envelope, validated. */

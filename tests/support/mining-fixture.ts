@@ -12,8 +12,8 @@ import { TRACE_JWS_TYPE } from "../../src/protocol/trace-version.ts";
 import { answer, type Handler, raw, startServer, type TestServer } from "./servers.ts";
 import { AUDIENCE, ISSUER } from "./auth-keys.ts";
 import { createGateway } from "../../src/http/mod.ts";
-import type { GatewayConfig } from "../../src/gateway/mod.ts";
-import { manifestOf } from "./gateway.ts";
+import type { Ports } from "../../src/gateway/mod.ts";
+import { manifestOf, settingsFor } from "./gateway.ts";
 
 export const SECRETS = {
   authSecret: `AUTHSECRET-${"k".repeat(40)}`,
@@ -216,16 +216,10 @@ export function tracesOfLines(text: string): Trace[] {
 export const notesManifest = (url: string) => manifestOf([{ name: "notes", endpoint: url }]);
 
 /** A gateway over the "notes" provider at `url`, mining as `env` configures it. */
-export function notesGateway(
-  url: string,
-  env: Record<string, string>,
-  config: Partial<GatewayConfig> = {},
-) {
-  return createGateway({
-    manifest: notesManifest(url),
+export function notesGateway(url: string, env: Record<string, string>, ports: Ports = {}) {
+  const settings = settingsFor(notesManifest(url), env, {
     allowLoopback: true,
     describeProviders: false,
-    env,
-    ...config,
   });
+  return createGateway(settings, ports);
 }

@@ -3,8 +3,7 @@
  * through a real gateway, with the assertions every failed attempt must satisfy.
  */
 import assert from "node:assert/strict";
-import type { GatewayConfig } from "../../src/gateway/mod.ts";
-import { gateway, search } from "./gateway.ts";
+import { gateway, search, type TestGateway } from "./gateway.ts";
 import { answer, type Handler, startServer } from "./servers.ts";
 
 /** A value faulty providers send in headers and bodies; it must never reach a caller. */
@@ -35,7 +34,7 @@ export async function faultySearch(
   options: {
     entry?: Record<string, unknown>;
     params?: Record<string, string>;
-    config?: Partial<GatewayConfig>;
+    config?: TestGateway;
   } = {},
 ) {
   const good = await startServer(answer("healthy", "healthy", [HEALTHY]));

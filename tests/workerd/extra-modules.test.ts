@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import type { Miniflare } from "miniflare";
 import { answer, type Handler, startServer, type TestServer } from "../support/servers.ts";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
-import { SCHEMA_NAMES } from "../../src/http/route-table.ts";
+import { SCHEMA_NAMES } from "../../src/protocol/schema-names.ts";
 import { startWorker } from "./miniflare.ts";
 
 const TOKEN = `ghp_${"T0k3n".repeat(8)}`;

@@ -4,11 +4,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
-import { fileURLToPath } from "node:url";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { bundleEntry } from "./miniflare.ts";
 
 /** A Worker whose adapter fails, without a retry that could help, when its binding says so. */
 const ENTRY = `
@@ -30,19 +27,6 @@ export default workerEntry({
 });
 `;
 
-async function bundle(): Promise<string> {
-  const result = await build({
-    stdin: { contents: ENTRY, resolveDir: ROOT, loader: "ts", sourcefile: "kit-worker.ts" },
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    conditions: ["workerd", "worker", "browser"],
-    target: "es2022",
-  });
-  return (result.outputFiles[0] as { text: string }).text;
-}
-
 const SEARCH = JSON.stringify({
   schema_version: "tracefetch.provider-request.v1",
   action: "search",
@@ -55,7 +39,7 @@ describe("a provider on the kit in workerd", () => {
   let code = "";
 
   before(async () => {
-    code = await bundle();
+    code = await bundleEntry(ENTRY, "kit-worker.ts");
   });
   after(async () => {
     for (const mf of workers) await mf.dispose();

@@ -2,8 +2,29 @@
  * Runs the bundled worker (the same build as dist/worker.js: its main module and every chunk, the
  * extra modules included) in workerd through Miniflare, so a dynamic import resolves as deployed.
  */
+import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+import { fileURLToPath } from "node:url";
 import { bundleWorker, type WorkerModule } from "../../scripts/build-worker.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * A Worker entry written in a test (its imports relative to the repository root), bundled as
+ * wrangler bundles a Worker: one ES module for workerd.
+ */
+export async function bundleEntry(entry: string, sourcefile: string): Promise<string> {
+  const result = await build({
+    stdin: { contents: entry, resolveDir: ROOT, loader: "ts", sourcefile },
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    conditions: ["workerd", "worker", "browser"],
+    target: "es2022",
+  });
+  return (result.outputFiles[0] as { text: string }).text;
+}
 
 let built: Promise<WorkerModule[]> | null = null;
 

@@ -3,7 +3,8 @@
  * overlap@10 and rank-biased overlap, the providers that succeeded then and do not now, and, over
  * every replayed search, the means and the figures a baseline replay is compared on.
  */
-import type { Envelope, ReplayResult } from "../../protocol/envelope-schema.ts";
+import type { Envelope } from "../../protocol/envelope-schema.ts";
+import type { ReplayResult } from "../../protocol/replay-result-schema.ts";
 import {
   REPLAY_OVERLAP_DEPTH,
   REPLAY_RBO_P,

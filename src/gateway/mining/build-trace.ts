@@ -7,7 +7,7 @@ import { MAX_TRACE_BYTES } from "../../protocol/limits.ts";
 import type { SearchRequest } from "../../protocol/search-request.ts";
 import type { Trace } from "../../protocol/trace-schema.ts";
 import { TRACE_VERSION } from "../../protocol/trace-version.ts";
-import type { CompletedSearch } from "../../core/search.ts";
+import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
 import type { Caller } from "../../auth/caller.ts";
 import type { TraceEntry } from "./sink.ts";
 import type { TraceHasher } from "./trace-hmac.ts";

@@ -8,7 +8,7 @@ import { MIN_TRACE_SECRET_BYTES } from "../../protocol/limits.ts";
 import { TRACE_JWS_TYPE } from "../../protocol/trace-version.ts";
 import { endpointProblem } from "../../protocol/url-policy.ts";
 import type { ProviderTokenSigner } from "../../auth/provider-token-signer.ts";
-import type { MiningVariables } from "../env-config.ts";
+import type { MiningVariables } from "../settings.ts";
 import type { SinkKind, TraceSink } from "./sink.ts";
 
 /** A gateway's mining, resolved: the sink (opened on first use) and what a trace keeps. */

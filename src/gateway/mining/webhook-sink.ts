@@ -6,8 +6,8 @@
  */
 import { MAX_TRACE_WEBHOOK_ANSWER_BYTES } from "../../protocol/limits.ts";
 import { TRACE_BATCH_VERSION } from "../../protocol/trace-version.ts";
-import { readBounded } from "../../transport/bounded-reader.ts";
-import { classifyThrown } from "../../transport/classify.ts";
+import { readBounded } from "../../io/bounded-reader.ts";
+import { classifyThrown } from "../../transport/classify-thrown.ts";
 import { SinkError, type TraceSink } from "./sink.ts";
 
 export type WebhookOptions = {

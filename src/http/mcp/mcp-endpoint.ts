@@ -44,7 +44,7 @@ import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
 import type { ResolvedConfig } from "../../gateway/gateway-config.ts";
 import { VERSION } from "../../gateway/version.ts";
-import { decodeUtf8 } from "../../transport/bounded-reader.ts";
+import { decodeUtf8 } from "../../io/bounded-reader.ts";
 import type { GatewayEnv } from "../caller-middleware.ts";
 import { problemResponse } from "../respond.ts";
 import { callTool, type ToolCaller, type ToolEnvelope } from "./mcp-tool-calls.ts";

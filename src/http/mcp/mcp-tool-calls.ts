@@ -8,7 +8,7 @@ import type { AttemptRecord, Envelope } from "../../protocol/envelope-schema.ts"
 import type { McpToolName, SearchToolResult } from "../../protocol/mcp-tools.ts";
 import { parseSearchRequest, type View } from "../../protocol/search-request.ts";
 import { parseExpandRequestText } from "../../protocol/action-request.ts";
-import type { CompletedSearch } from "../../core/search.ts";
+import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
 import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import { searchEnvelope } from "../../envelope/search-envelope.ts";
 import type { Caller } from "../../auth/caller.ts";

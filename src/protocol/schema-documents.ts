@@ -1,9 +1,9 @@
 /**
- * The generated JSON Schemas, served raw at /schemas/<name>.json (generated at build time, never at
- * run time). The gateway imports this module only when a schema is asked for, so the Worker ships
- * it as a module of its own and its main module stays small.
+ * The generated JSON Schemas, served raw at /schemas/<name>.json and printed by `tracefetch schema`
+ * (generated at build time, never at run time). The gateway imports this module only when a schema
+ * is asked for, so the Worker ships it as a module of its own and its main module stays small.
  */
-import type { SchemaName } from "./route-table.ts";
+import type { SchemaName } from "./schema-names.ts";
 import envelope from "../../schemas/envelope.json" with { type: "json" };
 import providerManifest from "../../schemas/provider-manifest.json" with { type: "json" };
 import providerRequest from "../../schemas/provider-request.json" with { type: "json" };
@@ -27,7 +27,7 @@ import searchRequest from "../../schemas/search-request.json" with { type: "json
 import trace from "../../schemas/trace.json" with { type: "json" };
 import traceBatch from "../../schemas/trace-batch.json" with { type: "json" };
 
-/** Exactly the names route-table.ts lists: one missing or one extra does not compile. */
+/** Exactly the names SCHEMA_NAMES lists: one missing or one extra does not compile. */
 const documents = {
   envelope,
   "provider-manifest": providerManifest,

@@ -1,8 +1,17 @@
 /**
+ * A gate bounds how much work runs at once: acquire a place, and give it back with the function it
+ * resolves to. Waiters whose signal aborts leave the queue and never hold a place.
+ */
+export interface Gate {
+  /** Resolves to a release function (calling it twice gives back one place); rejects with the signal's reason if it aborts first. */
+  acquire(signal: AbortSignal): Promise<() => void>;
+}
+
+/**
  * A counting semaphore whose waiters leave the queue when their signal aborts, so a queued attempt
  * that times out or is cancelled never holds a place.
  */
-export class Semaphore {
+export class Semaphore implements Gate {
   #free: number;
   readonly #waiters: Array<() => void> = [];
 

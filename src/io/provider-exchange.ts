@@ -1,18 +1,25 @@
 /**
- * The one exchange the HTTP transport makes with a provider: a POST of a JSON body, and an answer
- * whose status, headers and bounded body it reads. Over any `fetch` this is a thin view of the
- * Response; a runtime whose client can do the same exchange for less attaches that client to its
- * fetch under PROVIDER_POST (Node: src/runtime/node-fetch.ts, which reads undici's body stream
- * directly rather than through a Web stream), and the transport uses it for provider calls.
+ * The one exchange with a provider, a port each runtime fills: a POST of a JSON body, and an answer
+ * whose status, headers and bounded body the transport reads. Over any `fetch` it is a thin view of
+ * the Response (exchangeOverFetch); a runtime whose client can make the same exchange for less
+ * passes its own from its composition root (Node: src/runtime/node-exchange.ts, which collects
+ * undici's body directly rather than through a Web stream).
  *
  * Invariants (every implementation):
  * - A redirect is returned, never followed.
  * - `read` counts decoded bytes, cancels the source at the cap or when the search's budget runs
  *   out (never returning a truncated body), and rejects with the client's own error on a failure,
- *   which classify.ts reads.
+ *   which the transport's classifier reads; a body that does not decode as its content-encoding
+ *   says is marked UNDECODABLE_BODY where the client can tell.
  */
 import type { ByteBudget } from "./byte-budget.ts";
 import { type BoundedRead, readBounded } from "./bounded-reader.ts";
+
+/**
+ * The code a client puts on a body that does not decode as its content-encoding says (the Node
+ * exchange marks its decoder's own failures with it).
+ */
+export const UNDECODABLE_BODY = "ERR_CONTENT_DECODING_FAILED";
 
 export type ProviderAnswer = {
   status: number;
@@ -26,49 +33,39 @@ export type ProviderAnswer = {
   cancel: () => Promise<void>;
 };
 
-export type ProviderPostInit = {
+export type ExchangeInit = {
   headers: Record<string, string>;
   body: string;
   signal: AbortSignal;
 };
 
-export type ProviderPost = (url: string, init: ProviderPostInit) => Promise<ProviderAnswer>;
+export type ProviderExchange = (url: string, init: ExchangeInit) => Promise<ProviderAnswer>;
 
-/** Where a fetch carries its runtime's cheaper provider exchange. */
-export const PROVIDER_POST: unique symbol = Symbol.for("tracefetch.provider-post");
-
-type WithPost = typeof fetch & { [PROVIDER_POST]?: ProviderPost };
-
-/** The exchange `fetchImpl` carries under PROVIDER_POST, else one over the fetch itself. */
-export function providerPostOf(fetchImpl: typeof fetch): ProviderPost {
-  return (fetchImpl as WithPost)[PROVIDER_POST] ?? postViaFetch(fetchImpl);
+/** The exchange over a runtime's own fetch (Deno, Workers, and any fetch a test passes). */
+export function exchangeOverFetch(fetchImpl: typeof fetch): ProviderExchange {
+  return async (url, init) =>
+    answerOf(
+      await fetchImpl(url, {
+        method: "POST",
+        headers: init.headers,
+        body: init.body,
+        redirect: "manual",
+        signal: init.signal,
+      }),
+    );
 }
 
-/** Attaches `post` to a fetch, for providerPostOf to find. */
-export function withProviderPost(fetchImpl: typeof fetch, post: ProviderPost): typeof fetch {
-  (fetchImpl as WithPost)[PROVIDER_POST] = post;
-  return fetchImpl;
-}
-
-function postViaFetch(fetchImpl: typeof fetch): ProviderPost {
-  return async (url, init) => {
-    const response = await fetchImpl(url, {
-      method: "POST",
-      headers: init.headers,
-      body: init.body,
-      redirect: "manual",
-      signal: init.signal,
-    });
-    return {
-      status: response.status,
-      opaqueRedirect: response.type === "opaqueredirect",
-      header: (name) => response.headers.get(name),
-      read: (cap, budget) =>
-        readDeclared(response, cap, budget) ?? readBounded(response.body, cap, budget),
-      cancel: async () => {
-        await response.body?.cancel().catch(() => {});
-      },
-    };
+/** A fetch Response as an answer: its body read once, bounded, or given up. */
+export function answerOf(response: Response): ProviderAnswer {
+  return {
+    status: response.status,
+    opaqueRedirect: response.type === "opaqueredirect",
+    header: (name) => response.headers.get(name),
+    read: (cap, budget) =>
+      readDeclared(response, cap, budget) ?? readBounded(response.body, cap, budget),
+    cancel: async () => {
+      await response.body?.cancel().catch(() => {});
+    },
   };
 }
 

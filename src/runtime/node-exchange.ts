@@ -1,5 +1,5 @@
 /**
- * Node only: the transport's provider exchange (PROVIDER_POST, src/transport/provider-post.ts) as
+ * Node only: the provider exchange port (src/io/provider-exchange.ts) as
  * one handler of undici's dispatcher, with no Response, Headers, Web stream or Node stream in
  * between: `request()` wraps every exchange in an async resource and a body stream, which cost more
  * than the rest of the client (the bench's profile). It keeps what the transport relies on:
@@ -8,7 +8,7 @@
  * - the body is decompressed (gzip, deflate, br) as it arrives, so the cap counts decoded bytes;
  * - the exchange is aborted (its socket destroyed) at the cap, when the search's budget runs out,
  *   on cancel, or when the signal fires, and every failure rejects with undici's own error (a
- *   decoder's marked UNDECODABLE_BODY), which classify.ts reads as it read request()'s.
+ *   decoder's marked UNDECODABLE_BODY), which the transport classifies as it classified request()'s.
  *
  * It never pauses undici's parser: undici asserts (and the process would end) when a provider
  * closes its socket on a parser paused at the end of its last chunk. Bytes that arrive before the
@@ -16,11 +16,11 @@
  * compressed bytes the decoder has not caught up with up to twice it, past which no decoded body
  * can fit under the cap either.
  */
-import { type Agent, util } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
-import type { ByteBudget } from "../transport/byte-budget.ts";
-import type { BoundedRead } from "../transport/bounded-reader.ts";
-import type { ProviderAnswer, ProviderPost } from "../transport/provider-post.ts";
+import type { ByteBudget } from "../io/byte-budget.ts";
+import type { BoundedRead } from "../io/bounded-reader.ts";
+import type { ProviderAnswer, ProviderExchange } from "../io/provider-exchange.ts";
 import { Collector, Decoder, MAX_UNDECODED_BYTES } from "./node-body.ts";
 
 /** Statuses whose answer may not carry a body (Fetch standard, "null body status"). */
@@ -39,7 +39,7 @@ export function requestHeaders(init: HeadersInit | undefined): Record<string, st
   return Object.fromEntries(headers);
 }
 
-export function nodeProviderPost(agent: Agent): ProviderPost {
+export function nodeExchange(agent: Agent): ProviderExchange {
   const targets = new Map<string, { origin: string; path: string }>();
   return (url, init) =>
     new Promise((resolve, reject) => {
@@ -66,15 +66,17 @@ export function nodeProviderPost(agent: Agent): ProviderPost {
 }
 
 /**
- * One exchange, as undici's dispatch handler (onConnect, onHeaders, onData, onComplete, onError).
- * Its parts are objects with methods rather than closures: under tsx every named closure made per
- * call pays for a `name` property being defined on it.
+ * One exchange, as a handler of undici's dispatcher (onRequestStart, onResponseStart,
+ * onResponseData, onResponseEnd, onResponseError), aborted through the controller it is handed;
+ * it never calls the controller's pause(). Its parts are objects with methods rather than
+ * closures: under tsx every named closure made per call pays for a `name` property being defined
+ * on it.
  */
-class Exchange {
+class Exchange implements Dispatcher.DispatchHandler {
   readonly #signal: AbortSignal;
   #answered: ((answer: ProviderAnswer) => void) | null;
   #refused: ((error: unknown) => void) | null;
-  #abort: ((error?: Error) => void) | null = null;
+  #controller: Dispatcher.DispatchController | null = null;
   #body: Body | null = null;
 
   constructor(
@@ -90,23 +92,28 @@ class Exchange {
 
   /** The signal fired: the exchange is aborted with its reason. */
   handleEvent(): void {
-    this.#abort?.(this.#signal.reason);
+    this.#controller?.abort(this.#signal.reason);
   }
 
   /** Destroys the exchange's socket: nothing more is read. */
   stop(): void {
-    this.#abort?.(new Error("the provider's body was given up"));
+    this.#controller?.abort(new Error("the provider's body was given up"));
   }
 
-  onConnect(abort: (error?: Error) => void): void {
-    this.#abort = abort;
-    if (this.#signal.aborted) abort(this.#signal.reason);
+  /** Undici may call it again, with a new controller, when it retries the request. */
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal.aborted) controller.abort(this.#signal.reason);
   }
 
-  onHeaders(status: number, raw: Buffer[]): boolean {
+  /** Headers arrive parsed: lower-case names, an array for a repeated one. */
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    status: number,
+    headers: ParsedHeaders,
+  ): void {
     // An interim answer (1xx) is followed by the final one, as request() waits for it.
-    if (status < 200) return true;
-    const headers = util.parseHeaders(raw);
+    if (status < 200) return;
     const encoding = headerOf(headers, "content-encoding");
     const body = new Body(NULL_BODY.has(status), encoding, this);
     this.#body = body;
@@ -114,20 +121,19 @@ class Exchange {
     this.#answered = null;
     this.#refused = null;
     answered?.(new Answer(status, headers, body));
-    return true;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#body?.data(chunk);
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     this.#signal.removeEventListener("abort", this);
     this.#body?.complete();
   }
 
-  onError(error: Error): void {
+  /** Also called, without a controller, when undici refuses the request before it starts. */
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     this.#signal.removeEventListener("abort", this);
     const refused = this.#refused;
     this.#answered = null;

@@ -1,17 +1,17 @@
 /**
- * The provider exchange over a runtime's own fetch (src/transport/provider-post.ts), on Node and
+ * The provider exchange over a runtime's own fetch (src/io/provider-exchange.ts), on Node and
  * Deno alike: a body with a declared length is read whole, every other through the counting
  * reader, and both keep the cap, the search's budget and cancellation.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
-import { decodeUtf8 } from "../src/transport/bounded-reader.ts";
-import { ByteBudget } from "../src/transport/byte-budget.ts";
-import { providerPostOf } from "../src/transport/provider-post.ts";
+import { decodeUtf8 } from "../src/io/bounded-reader.ts";
+import { ByteBudget } from "../src/io/byte-budget.ts";
+import { exchangeOverFetch } from "../src/io/provider-exchange.ts";
 import { type Handler, sleep, startServer } from "./support/servers.ts";
 
-const post = providerPostOf(globalThis.fetch);
+const post = exchangeOverFetch(globalThis.fetch);
 
 async function exchange(handler: Handler, signal = new AbortController().signal) {
   const server = await startServer(handler);

@@ -1,0 +1,284 @@
+/**
+ * Settings: every variable the gateway, its runtimes and the CLI understand, parsed once at a
+ * composition root into one typed value, with one grammar per kind. A value that is not understood
+ * stops the start with one line that names the variable and what it accepts.
+ *
+ * The root calls readSettings once; the manifest's location is one of the settings, so the root
+ * loads the manifest it names (a file, a bundled text, the embedded default) and hands it back to
+ * `withManifest`, which validates it and reads the bearer secrets it names from the same
+ * environment. Nothing below the roots reads an environment.
+ */
+import type { AuthVariables } from "../auth/auth-settings.ts";
+import type { BuiltinKeys } from "../builtins/mod.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_INFLIGHT,
+  DEFAULT_MAX_PROVIDERS,
+  DEFAULT_TRACE_BACKLOG,
+  DEFAULT_TRACE_FILE_MAX_BYTES,
+  DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
+  HEARTBEAT_INTERVAL_MS,
+  MAX_BODIES_IN_READ,
+  MAX_SEARCH_BODY_BYTES,
+  MAX_TRACE_WEBHOOK_TIMEOUT_MS,
+} from "../protocol/limits.ts";
+import type { Manifest } from "../protocol/manifest-schema.ts";
+import {
+  manifestRefusal,
+  parseManifestText,
+  validateManifest,
+} from "../protocol/validate-manifest.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
+import { type Env, flag, integer, origins, positive, text } from "./env-values.ts";
+
+/** Everything the environment configures, parsed, with the defaults applied. */
+export type EnvSettings = {
+  /** HOST: where `npm start` and `deno task dev` listen. */
+  host: string;
+  /** PORT; 0 lets the system pick a free port. */
+  port: number;
+  /** TRACEFETCH_MANIFEST: inline JSON (it starts with `{`) or a file path; null for the default. */
+  manifest: string | null;
+  /** TRACEFETCH_ALLOW_LOOPBACK: permit `http:` endpoints on loopback hosts. */
+  allowLoopback: boolean;
+  /** TRACEFETCH_MAX_PROVIDERS */
+  maxProviders: number;
+  /** TRACEFETCH_MAX_INFLIGHT */
+  maxInflight: number;
+  /** TRACEFETCH_HEADERS_TIMEOUT_MS (Node only: Deno and Workers read headers themselves). */
+  headersTimeoutMs: number;
+  /** TRACEFETCH_BODY_TIMEOUT_MS */
+  bodyTimeoutMs: number;
+  /** TRACEFETCH_SUSPEND_PROVIDERS: suspend a provider that keeps failing (on unless set off). */
+  suspendProviders: boolean;
+  /** TRACEFETCH_DESCRIBE_PROVIDERS: ask each provider `describe` in the background (on unless set off). */
+  describeProviders: boolean;
+  /** TRACEFETCH_API_DOCS: serve the API reference at /docs; null: the runtime's default. */
+  apiDocs: boolean | null;
+  /** TRACEFETCH_AUTH_*, TRACEFETCH_REQUIRE_AUTH, TRACEFETCH_SIGNING_JWK and _GATEWAY_ISSUER. */
+  auth: AuthVariables;
+  /** TRACEFETCH_MCP_ORIGINS: the browser origins `/mcp` accepts (docs/mcp.md), serialised. */
+  mcpOrigins: string[];
+  /** TRACEFETCH_TRACE_* and TRACEFETCH_MINING_CONFIRMED (docs/security.md, "Search traces"). */
+  mining: MiningVariables;
+  /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
+  builtins: BuiltinKeys;
+};
+
+/** The search-trace variables as read; which combinations start is checked by resolveConfig. */
+export type MiningVariables = {
+  /** TRACEFETCH_TRACE_FILE: a JSONL file (Node and Deno). */
+  file: string | null;
+  /** TRACEFETCH_TRACE_FILE_MAX_BYTES: the file is rotated before it passes this. */
+  fileMaxBytes: number;
+  /** TRACEFETCH_TRACE_WEBHOOK: an https URL batches of signed traces are POSTed to. */
+  webhook: string | null;
+  /** TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS */
+  webhookTimeoutMs: number;
+  /** TRACEFETCH_TRACE_QUEUE: the name of a Workers Queue binding. */
+  queue: string | null;
+  /** TRACEFETCH_TRACE_SECRET: the HMAC key for queries, `sub` and non-public locators. */
+  secret: string | null;
+  /** TRACEFETCH_TRACE_RAW_QUERIES: keep each query's text (and filters) in the clear. */
+  rawQueries: boolean;
+  /** TRACEFETCH_TRACE_RAW_LOCATORS: keep locators only non-public providers found in the clear. */
+  rawLocators: boolean;
+  /** TRACEFETCH_MINING_CONFIRMED: the operator confirmed the sink; until then nothing is recorded. */
+  confirmed: boolean;
+  /** TRACEFETCH_TRACE_BACKLOG: traces waiting for the sink before the oldest is dropped. */
+  backlog: number;
+};
+
+/** The variables the remote built-ins read, by what they hold. */
+const BUILTIN_VARS = {
+  exaKey: "EXA_API_KEY",
+  exaBaseUrl: "EXA_BASE_URL",
+  githubToken: "GITHUB_TOKEN",
+  githubBaseUrl: "GITHUB_API_URL",
+} as const;
+
+/** Everything one gateway runs with: the environment's settings, its manifest, and its secrets. */
+export type Settings = Omit<EnvSettings, "manifest" | "mining"> & {
+  /** The validated manifest. */
+  manifest: Manifest;
+  /** The values of the secrets `auth: bearer` providers name, by variable name; unset ones absent. */
+  secrets: ReadonlyMap<string, string>;
+  /** Search traces; null: this gateway records none whatever the variables say (the CLI's own runs). */
+  mining: MiningVariables | null;
+  /** Request bodies read at once, counted apart from searches in flight. */
+  maxBodiesInRead: number;
+  /** Decoded bytes one search may read across its attempts. */
+  searchBudgetBytes: number;
+  /** How often a streamed search sends a heartbeat while waiting. */
+  heartbeatMs: number;
+  /** Connections one search may have waiting for headers at once (6 on Workers); null: unbounded. */
+  maxPendingConnections: number | null;
+};
+
+/**
+ * The manifest a root loaded for the settings: JSON text, a value already decoded, or a manifest
+ * the root already validated under these settings' loopback rule (the CLI checks a file first, to
+ * report each problem). `loopback` permits http: endpoints on loopback hosts whatever
+ * TRACEFETCH_ALLOW_LOOPBACK says, for the embedded default, whose providers listen on loopback.
+ */
+export type ManifestInput =
+  & ({ text: string } | { value: unknown } | { validated: Manifest })
+  & { loopback?: boolean };
+
+/** The environment, parsed; the settings once the root has loaded the manifest it names. */
+export type ReadSettings = {
+  env: EnvSettings;
+  withManifest: (manifest: ManifestInput) => Settings;
+};
+
+/** Where `npm start` listens unless PORT says otherwise. */
+const DEFAULT_PORT = 8787;
+const DEFAULT_HOST = "127.0.0.1";
+const HIGHEST_PORT = 65_535;
+
+/** The boolean variables, for the tests and the docs' table. */
+export const BOOLEAN_VARIABLES = [
+  "TRACEFETCH_ALLOW_LOOPBACK",
+  "TRACEFETCH_REQUIRE_AUTH",
+  "TRACEFETCH_SUSPEND_PROVIDERS",
+  "TRACEFETCH_DESCRIBE_PROVIDERS",
+  "TRACEFETCH_API_DOCS",
+  "TRACEFETCH_TRACE_RAW_QUERIES",
+  "TRACEFETCH_TRACE_RAW_LOCATORS",
+  "TRACEFETCH_MINING_CONFIRMED",
+] as const;
+
+/**
+ * Parses every variable once; throws ConfigError naming the first one that is not understood.
+ * Call it at a composition root, once.
+ */
+export function readSettings(env: Env): ReadSettings {
+  const parsed = parseEnv(env);
+  return {
+    env: parsed,
+    withManifest: (input) => settingsWith(parsed, input, env),
+  };
+}
+
+function parseEnv(env: Env): EnvSettings {
+  const allowLoopback = flag(env, "TRACEFETCH_ALLOW_LOOPBACK");
+  return {
+    host: text(env, "HOST") ?? DEFAULT_HOST,
+    port: integer(env, "PORT", 0, HIGHEST_PORT) ?? DEFAULT_PORT,
+    manifest: text(env, "TRACEFETCH_MANIFEST"),
+    allowLoopback,
+    maxProviders: positive(env, "TRACEFETCH_MAX_PROVIDERS") ?? DEFAULT_MAX_PROVIDERS,
+    maxInflight: positive(env, "TRACEFETCH_MAX_INFLIGHT") ?? DEFAULT_MAX_INFLIGHT,
+    headersTimeoutMs: positive(env, "TRACEFETCH_HEADERS_TIMEOUT_MS") ??
+      DEFAULT_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: positive(env, "TRACEFETCH_BODY_TIMEOUT_MS") ?? DEFAULT_BODY_TIMEOUT_MS,
+    suspendProviders: text(env, "TRACEFETCH_SUSPEND_PROVIDERS") === null ||
+      flag(env, "TRACEFETCH_SUSPEND_PROVIDERS"),
+    describeProviders: text(env, "TRACEFETCH_DESCRIBE_PROVIDERS") === null ||
+      flag(env, "TRACEFETCH_DESCRIBE_PROVIDERS"),
+    apiDocs: text(env, "TRACEFETCH_API_DOCS") === null ? null : flag(env, "TRACEFETCH_API_DOCS"),
+    auth: {
+      jwksUrl: text(env, "TRACEFETCH_AUTH_JWKS_URL"),
+      jwks: text(env, "TRACEFETCH_AUTH_JWKS"),
+      secret: text(env, "TRACEFETCH_AUTH_SECRET"),
+      issuer: text(env, "TRACEFETCH_AUTH_ISSUER"),
+      audience: text(env, "TRACEFETCH_AUTH_AUDIENCE"),
+      requireAuth: flag(env, "TRACEFETCH_REQUIRE_AUTH"),
+      signingJwk: text(env, "TRACEFETCH_SIGNING_JWK"),
+      gatewayIssuer: text(env, "TRACEFETCH_GATEWAY_ISSUER"),
+    },
+    mcpOrigins: origins(env, "TRACEFETCH_MCP_ORIGINS"),
+    mining: {
+      file: text(env, "TRACEFETCH_TRACE_FILE"),
+      fileMaxBytes: positive(env, "TRACEFETCH_TRACE_FILE_MAX_BYTES") ??
+        DEFAULT_TRACE_FILE_MAX_BYTES,
+      webhook: text(env, "TRACEFETCH_TRACE_WEBHOOK"),
+      webhookTimeoutMs: integer(
+        env,
+        "TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS",
+        1,
+        MAX_TRACE_WEBHOOK_TIMEOUT_MS,
+      ) ?? DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
+      queue: text(env, "TRACEFETCH_TRACE_QUEUE"),
+      secret: text(env, "TRACEFETCH_TRACE_SECRET"),
+      rawQueries: flag(env, "TRACEFETCH_TRACE_RAW_QUERIES"),
+      rawLocators: flag(env, "TRACEFETCH_TRACE_RAW_LOCATORS"),
+      confirmed: flag(env, "TRACEFETCH_MINING_CONFIRMED"),
+      backlog: positive(env, "TRACEFETCH_TRACE_BACKLOG") ?? DEFAULT_TRACE_BACKLOG,
+    },
+    builtins: builtinKeys(env, allowLoopback),
+  };
+}
+
+/** The settings with the manifest the root loaded: validated, and the secrets it names read. */
+function settingsWith(parsed: EnvSettings, input: ManifestInput, env: Env): Settings {
+  const allowLoopback = input.loopback === true || parsed.allowLoopback;
+  const manifest = "validated" in input ? input.validated : checkedManifest(input, allowLoopback);
+  const secrets = new Map<string, string>();
+  for (const spec of manifest.providers) {
+    if (spec.auth.type !== "bearer") continue;
+    const value = env[spec.auth.secret];
+    if (value) secrets.set(spec.auth.secret, value);
+  }
+  const { manifest: _location, ...rest } = parsed;
+  return {
+    ...rest,
+    allowLoopback,
+    manifest,
+    secrets,
+    maxBodiesInRead: MAX_BODIES_IN_READ,
+    searchBudgetBytes: MAX_SEARCH_BODY_BYTES,
+    heartbeatMs: HEARTBEAT_INTERVAL_MS,
+    maxPendingConnections: null,
+  };
+}
+
+function checkedManifest(
+  input: { text: string } | { value: unknown },
+  allowLoopback: boolean,
+): Manifest {
+  const checked = "text" in input
+    ? parseManifestText(input.text, { allowLoopback })
+    : validateManifest(input.value, { allowLoopback });
+  if (!checked.ok) throw new ConfigError(manifestRefusal(checked.issues));
+  return checked.manifest;
+}
+
+/**
+ * The built-ins' keys and base URLs. A base URL is checked even when its key is unset: a mistyped
+ * override is worth refusing before anyone adds a key. No message echoes a key or a base URL, which
+ * might carry credentials.
+ */
+function builtinKeys(env: Env, allowLoopback: boolean): BuiltinKeys {
+  const exaBaseUrl = baseUrl(env, BUILTIN_VARS.exaBaseUrl, allowLoopback);
+  const githubBaseUrl = baseUrl(env, BUILTIN_VARS.githubBaseUrl, allowLoopback);
+  const exaKey = key(env, BUILTIN_VARS.exaKey);
+  const githubToken = key(env, BUILTIN_VARS.githubToken);
+  return {
+    exa: exaKey === null ? null : { apiKey: exaKey, baseUrl: exaBaseUrl },
+    github: githubToken === null ? null : { token: githubToken, baseUrl: githubBaseUrl },
+  };
+}
+
+/** A key's value, trimmed; null when unset or blank. */
+function key(env: Env, name: string): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  // A header cannot carry control characters; say so here rather than fail every search later.
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) {
+    throw new ConfigError(`${name} contains a control character; set the key alone`);
+  }
+  return value;
+}
+
+/** A base URL under the URL policy: https, or http to a loopback host when loopback is allowed. */
+function baseUrl(env: Env, name: string, allowLoopback: boolean): string | null {
+  const value = text(env, name);
+  if (value === null) return null;
+  const problem = endpointProblem(value, allowLoopback, "base");
+  if (problem) throw new ConfigError(`${name} ${problem}`);
+  return value;
+}
