@@ -14,6 +14,8 @@ import { parseArgs } from "node:util";
 
 const DEV_ISSUER = "https://issuer.tracefetch.test";
 const DEV_AUDIENCE = "tracefetch-dev";
+/** The `iss` of the provider tokens a development gateway mints: where `npm start` listens. */
+const DEV_GATEWAY_ISSUER = "http://127.0.0.1:8787";
 /** A development token lasts an hour unless asked otherwise. */
 const DEFAULT_TTL_SECONDS = 3_600;
 
@@ -52,6 +54,7 @@ async function keygen(): Promise<void> {
   const issuer = await ed25519(`dev-issuer-${stamp}`);
   console.log(`# TraceFetch Edge development keys (${stamp}); never use them in production.`);
   console.log(`export TRACEFETCH_SIGNING_JWK=${quote(signing.privateJwk)}`);
+  console.log(`export TRACEFETCH_GATEWAY_ISSUER=${DEV_GATEWAY_ISSUER}`);
   console.log(`export TRACEFETCH_AUTH_JWKS=${quote({ keys: [issuer.publicJwk] })}`);
   console.log(`export TRACEFETCH_AUTH_ISSUER=${DEV_ISSUER}`);
   console.log(`export TRACEFETCH_AUTH_AUDIENCE=${DEV_AUDIENCE}`);

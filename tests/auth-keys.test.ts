@@ -35,6 +35,7 @@ describe("the JWKS: fetched with a cap, cached, refetched at most once per coold
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
         TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+        TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
         ...extra,
       },
       { allowLoopback: true },
@@ -134,15 +135,31 @@ describe("a half-configured setup is refused at start", () => {
       TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
     }, /at least 32 bytes/));
   it("require-auth without keys", () => refuses({ TRACEFETCH_REQUIRE_AUTH: "1" }, /no key source/));
+  it("a signing key without TRACEFETCH_GATEWAY_ISSUER: provider tokens never take a request's Host as iss", async () => {
+    const ed = await keyPair("EdDSA", "e");
+    refuses(
+      { TRACEFETCH_SIGNING_JWK: JSON.stringify(ed.privateJwk) },
+      /^TRACEFETCH_SIGNING_JWK is set but TRACEFETCH_GATEWAY_ISSUER is not/,
+    );
+  });
   it("a signing key that does not parse", () =>
-    refuses({ TRACEFETCH_SIGNING_JWK: "{not json" }, /not JSON/));
+    refuses(
+      { TRACEFETCH_SIGNING_JWK: "{not json", TRACEFETCH_GATEWAY_ISSUER: ISSUER },
+      /not JSON/,
+    ));
   it("a signing key that is not Ed25519", async () => {
     const rsa = await keyPair("RS256", "r");
-    refuses({ TRACEFETCH_SIGNING_JWK: JSON.stringify(rsa.privateJwk) }, /Ed25519/);
+    refuses({
+      TRACEFETCH_SIGNING_JWK: JSON.stringify(rsa.privateJwk),
+      TRACEFETCH_GATEWAY_ISSUER: ISSUER,
+    }, /Ed25519/);
   });
   it("a signing key without its private half", async () => {
     const ed = await keyPair("EdDSA", "e");
-    refuses({ TRACEFETCH_SIGNING_JWK: JSON.stringify(ed.publicJwk) }, /private half/);
+    refuses({
+      TRACEFETCH_SIGNING_JWK: JSON.stringify(ed.publicJwk),
+      TRACEFETCH_GATEWAY_ISSUER: ISSUER,
+    }, /private half/);
   });
   it("a static JWKS holding a private key", async () => {
     const ed = await keyPair("EdDSA", "e");

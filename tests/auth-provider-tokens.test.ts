@@ -36,6 +36,7 @@ describe("tokens minted for providers", () => {
       ]),
       {
         TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+        TRACEFETCH_GATEWAY_ISSUER: "http://gateway.test",
         TRACEFETCH_AUTH_JWKS: JSON.stringify({ keys: [caller.publicJwk] }),
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,

@@ -52,6 +52,7 @@ describe("caller tokens: every bad token is refused and the sensitive provider i
         TRACEFETCH_AUTH_ISSUER: ISSUER,
         TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
         TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+        TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
       },
       { describeProviders: false, allowLoopback: true },
     ));

@@ -238,6 +238,7 @@ describe("coalescing never crosses callers the providers could tell apart", () =
       TRACEFETCH_AUTH_ISSUER: ISSUER,
       TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
       TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+      TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
     }, { describeProviders: false, allowLoopback: true }));
   }
 

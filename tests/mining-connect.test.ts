@@ -30,6 +30,7 @@ describe("tracefetch connect and the gateway's mining", () => {
     const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
     env = {
       TRACEFETCH_SIGNING_JWK: JSON.stringify(await exportJWK(privateKey)),
+      TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
       TRACEFETCH_TRACE_WEBHOOK: "https://collector.example/traces",
       TRACEFETCH_TRACE_SECRET: "s".repeat(32),
     };

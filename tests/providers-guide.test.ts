@@ -301,6 +301,8 @@ describe("docs/providers.md: its providers, written as the guide shows, run with
       app = createGateway(
         settingsFor(manifest("gateway-token"), {
           TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+          // The provider checks `iss` against the --gateway it was given.
+          TRACEFETCH_GATEWAY_ISSUER: gatewayUrl,
         }, { allowLoopback: true }),
         { ...nodePorts() },
       );

@@ -21,7 +21,7 @@ export type AuthSettings = {
   requireAuth: boolean;
   /** TRACEFETCH_SIGNING_JWK as given: a private Ed25519 JWK or a JWKS of them. */
   signingJwk: string | null;
-  /** The `iss` of provider tokens (TRACEFETCH_GATEWAY_ISSUER); null means the gateway's own origin. */
+  /** The `iss` of provider tokens (TRACEFETCH_GATEWAY_ISSUER); required with the signing key. */
   gatewayIssuer: string | null;
 };
 
@@ -84,6 +84,12 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
   }
   if (gatewayIssuer !== null && signingJwk === null) {
     throw new ConfigError("TRACEFETCH_GATEWAY_ISSUER is set but TRACEFETCH_SIGNING_JWK is not");
+  }
+  // A provider token's `iss` is fixed: never taken from a request, whose Host a caller chooses.
+  if (signingJwk !== null && gatewayIssuer === null) {
+    throw new ConfigError(
+      "TRACEFETCH_SIGNING_JWK is set but TRACEFETCH_GATEWAY_ISSUER is not: provider tokens need the gateway's own URL as their iss",
+    );
   }
   return { sources, issuer, audience, requireAuth, signingJwk, gatewayIssuer };
 }

@@ -50,7 +50,6 @@ export async function localSearch(request: SearchRequest, options: LocalSearch):
   return await state.gateway.search({
     request,
     caller: options.allowSensitive ? LOCAL_OPERATOR : LOCAL_ANONYMOUS,
-    issuer: LOCAL_ISSUER,
     requestId,
   }, { signal: options.signal, ...options.hooks });
 }
@@ -85,8 +84,17 @@ export async function localGateway(
         reload: () => loadCorpus(docs, "docs/"),
       })
       : undefined;
-    // An in-process search is the operator's own: it records no traces.
-    const settings = { ...read.withManifest({ validated: checked.manifest }), mining: null };
+    const settled = read.withManifest({ validated: checked.manifest });
+    const { auth } = settled;
+    const settings = {
+      ...settled,
+      // An in-process search is the operator's own: it records no traces, and its provider
+      // tokens name the CLI as their issuer unless TRACEFETCH_GATEWAY_ISSUER names another.
+      mining: null,
+      auth: auth.signingJwk === null
+        ? auth
+        : { ...auth, gatewayIssuer: auth.gatewayIssuer ?? LOCAL_ISSUER },
+    };
     const config = resolveConfig(settings, {
       builtins: {
         ...await remoteBuiltins(settings.builtins),

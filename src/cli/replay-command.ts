@@ -16,7 +16,7 @@ import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { type TraceHasher, traceHasher } from "../gateway/mining/trace-hmac.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
-import { LOCAL_ANONYMOUS, LOCAL_ISSUER, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
+import { LOCAL_ANONYMOUS, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { envSettings } from "./read-manifest-file.ts";
 import {
@@ -188,7 +188,6 @@ async function replayOne(
   return await gateway.search({
     request: parsed.request,
     caller: options.sensitive ? LOCAL_OPERATOR : LOCAL_ANONYMOUS,
-    issuer: LOCAL_ISSUER,
     requestId: trace.request_id,
   }, { signal: options.signal });
 }

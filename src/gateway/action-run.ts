@@ -23,8 +23,6 @@ import type { ResolvedConfig } from "./gateway-config.ts";
 export type ActionAsk<T> = {
   request: T;
   caller: Caller;
-  /** The `iss` of provider tokens unless TRACEFETCH_GATEWAY_ISSUER names one (an origin). */
-  issuer: string;
   requestId: string;
   /** Fires when the caller goes away. */
   signal: AbortSignal;
@@ -42,7 +40,7 @@ export type ActionHost = {
   declares(spec: ProviderSpec, action: OptionalAction): boolean | undefined;
   client(spec: ProviderSpec): ProviderClient;
   gate(spec: ProviderSpec): Gate;
-  tokenHeaders(caller: Caller, issuer: string): SearchDeps["headersFor"];
+  tokenHeaders(caller: Caller): SearchDeps["headersFor"];
   /** Keeps a health answer as the provider's last probe, as `/v1/status` shows it. */
   recordHealth(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth;
 };
@@ -213,7 +211,7 @@ async function withProvider<T>(
   const budgetMs = spec.timeout_seconds * 1000;
   const declared = host.declares(spec, action);
   const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
-  const headersFor = host.tokenHeaders(ask.caller, ask.issuer);
+  const headersFor = host.tokenHeaders(ask.caller);
   const headers = headersFor ? await headersFor(spec, budgetMs) : {};
   const release = await host.gate(spec).acquire(signal).catch(() => null);
   if (release === null) {

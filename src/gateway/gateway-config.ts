@@ -54,7 +54,7 @@ export type ResolvedAuth = {
   /** Mints provider tokens; null without TRACEFETCH_SIGNING_JWK (gateway-token providers are skipped). */
   signer: ProviderTokenSigner | null;
   requireAuth: boolean;
-  /** `iss` of provider tokens; null: the gateway's own origin, per request. */
+  /** `iss` of provider tokens (TRACEFETCH_GATEWAY_ISSUER); null only when nothing is signed. */
   gatewayIssuer: string | null;
 };
 

@@ -98,7 +98,7 @@ export class GatewayState {
       declares: (spec, action) => descriptions?.declares(spec, action),
       client: (spec) => this.#client(spec),
       gate: (spec) => this.#gate(spec),
-      tokenHeaders: (caller, issuer) => this.#tokenHeaders(subjectOf(caller), issuer),
+      tokenHeaders: (caller) => this.#tokenHeaders(subjectOf(caller)),
       recordHealth: (name, answer) => this.#health.record(name, answer),
     };
   }
@@ -114,14 +114,13 @@ export class GatewayState {
    * validated, so a slow or broken sender never holds a slot.
    */
   admit(ask: SearchAsk): Admission {
-    const deps = this.#depsFor(ask.caller, ask.issuer);
+    const deps = this.#depsFor(ask.caller);
     // Suspensions left out: who may share a search must not change as providers come and go.
     const steady = planSearch(ask.request, { ...deps, suspended: undefined });
     if (!steady.ok) return refused(steady.problem, ask.requestId);
     const key = searchIdentity(
       ask.request,
       ask.caller,
-      ask.issuer,
       this.#considered(steady.plan.decision),
     );
     const joined = this.#flights.get(key);
@@ -183,11 +182,10 @@ export class GatewayState {
    */
   async providerStates(
     caller: Caller,
-    issuer: string,
     probe: boolean,
   ): Promise<ProviderState[]> {
     // One probe's answer is shown to every caller who may see the provider: it asks as the gateway.
-    const headersFor = probe ? this.#tokenHeaders(GATEWAY_SUBJECT, issuer) : null;
+    const headersFor = probe ? this.#tokenHeaders(GATEWAY_SUBJECT) : null;
     return await Promise.all(
       this.visibleTo(caller).map(async (p): Promise<ProviderState> => {
         const reason = this.unavailable(p);
@@ -251,11 +249,11 @@ export class GatewayState {
    * Starts, in the background, a describe of each provider this caller may see whose answer is
    * missing or stale; a search never waits for it.
    */
-  #describeFor(caller: Caller, issuer: string): void {
+  #describeFor(caller: Caller): void {
     const descriptions = this.#descriptions;
     if (descriptions === null) return;
     // A describe answer serves every caller: it asks as the gateway, not as this caller.
-    const headersFor = this.#tokenHeaders(GATEWAY_SUBJECT, issuer);
+    const headersFor = this.#tokenHeaders(GATEWAY_SUBJECT);
     for (const spec of this.visibleTo(caller)) {
       if (this.unavailable(spec) !== null) continue;
       descriptions.ask(
@@ -266,9 +264,9 @@ export class GatewayState {
   }
 
   /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
-  #depsFor(caller: Caller, issuer: string): SearchDeps {
-    const headersFor = this.#tokenHeaders(subjectOf(caller), issuer);
-    this.#describeFor(caller, issuer);
+  #depsFor(caller: Caller): SearchDeps {
+    const headersFor = this.#tokenHeaders(subjectOf(caller));
+    this.#describeFor(caller);
     return {
       ...this.#shared,
       entitlement: (spec) => entitlement(caller, spec),
@@ -276,11 +274,13 @@ export class GatewayState {
     };
   }
 
-  /** Per-attempt headers: a token for each `gateway-token` provider, minted for this caller. */
-  #tokenHeaders(subject: string, origin: string): SearchDeps["headersFor"] {
-    const { signer, gatewayIssuer } = this.config.auth;
-    if (!signer) return null;
-    const issuer = gatewayIssuer ?? origin;
+  /**
+   * Per-attempt headers: a token for each `gateway-token` provider, minted for this subject with
+   * the configured issuer (TRACEFETCH_GATEWAY_ISSUER), never one a request names.
+   */
+  #tokenHeaders(subject: string): SearchDeps["headersFor"] {
+    const { signer, gatewayIssuer: issuer } = this.config.auth;
+    if (signer === null || issuer === null) return null;
     return async (spec, budgetMs): Promise<Record<string, string>> => {
       if (spec.auth.type !== "gateway-token") return {};
       const token = await signer.mint({

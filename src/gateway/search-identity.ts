@@ -27,7 +27,7 @@ function callerSensitive(spec: ProviderSpec): boolean {
 /**
  * The canonical JSON of the parsed request (defaults filled in, `view` left out: it only shapes
  * the answer), the scopes the caller was granted, and, when `run` holds a provider whose answer
- * may depend on the caller, the caller's `sub` and the tokens' issuer. The text itself is the key:
+ * may depend on the caller, the caller's `sub`. The text itself is the key:
  * it lives only while its fan-out is in flight, it is no longer than the request it describes, and
  * equal texts are exactly the identical searches, where a digest would cost a hash (on Node a trip
  * through the thread pool) on every search.
@@ -35,7 +35,6 @@ function callerSensitive(spec: ProviderSpec): boolean {
 export function searchIdentity(
   request: SearchRequest,
   caller: Caller,
-  issuer: string,
   run: readonly ProviderSpec[],
 ): string {
   const { view: _view, ...asked } = request;
@@ -43,6 +42,6 @@ export function searchIdentity(
   return canonicalJson({
     request: asked,
     entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
-    ...(personal ? { sub: subjectOf(caller), issuer } : {}),
+    ...(personal ? { sub: subjectOf(caller) } : {}),
   });
 }

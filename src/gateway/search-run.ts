@@ -18,8 +18,6 @@ import type { MiningGate } from "./mining/mining-gate.ts";
 export type SearchAsk = {
   request: SearchRequest;
   caller: Caller;
-  /** The `iss` of provider tokens unless TRACEFETCH_GATEWAY_ISSUER names one (an origin). */
-  issuer: string;
   requestId: string;
 };
 

@@ -137,7 +137,6 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
     const admission = state.admit({
       request: parsed.request,
       caller: c.get("caller"),
-      issuer: new URL(c.req.url).origin,
       requestId,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
@@ -223,7 +222,6 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       await run({
         request: parsed.request,
         caller: c.get("caller"),
-        issuer: new URL(c.req.url).origin,
         requestId,
         signal: c.req.raw.signal,
       }),

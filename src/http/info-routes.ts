@@ -52,14 +52,13 @@ export function providersEnvelope(
 export async function statusEnvelope(
   state: GatewayState,
   caller: Caller,
-  issuer: string,
   requestId: string,
 ): Promise<Envelope> {
   return buildEnvelope("status", "ok", requestId, {
     result: {
       service: "tracefetch-edge",
       version: VERSION,
-      providers: await state.providerStates(caller, issuer, false),
+      providers: await state.providerStates(caller, false),
       searches_in_flight: state.searchesInFlight,
       max_inflight: state.config.maxInflight,
       max_providers: state.config.maxProviders,
@@ -95,7 +94,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
     "/v1/status",
     async (c) =>
       envelopeResponse(
-        await statusEnvelope(state, c.get("caller"), new URL(c.req.url).origin, c.get("requestId")),
+        await statusEnvelope(state, c.get("caller"), c.get("requestId")),
       ),
   );
 
@@ -104,7 +103,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
     async (c) =>
       envelopeResponse(buildEnvelope("doctor", "ok", c.get("requestId"), {
         result: {
-          providers: await state.providerStates(c.get("caller"), new URL(c.req.url).origin, true),
+          providers: await state.providerStates(c.get("caller"), true),
         },
       })),
   );

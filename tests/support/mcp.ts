@@ -88,6 +88,7 @@ export async function mcpSetup(listen: Listen): Promise<McpSetup> {
       TRACEFETCH_AUTH_ISSUER: ISSUER,
       TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
       TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+      TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
       TRACEFETCH_MCP_ORIGINS: LISTED_ORIGIN,
     },
     entitled: await sign(caller, { scope: "tracefetch:private" }),

@@ -105,6 +105,7 @@ export async function startMiningWorld(): Promise<MiningWorld> {
       TRACEFETCH_AUTH_ISSUER: ISSUER,
       TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
       TRACEFETCH_SIGNING_JWK: JSON.stringify(signingJwk),
+      TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
       NOTES_KEY: SECRETS.bearer,
       TRACEFETCH_TRACE_SECRET: SECRETS.traceSecret,
     },

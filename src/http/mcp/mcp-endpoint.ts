@@ -117,7 +117,6 @@ export async function answerMcp(
   const who: ToolCaller = {
     state,
     caller: c.get("caller"),
-    issuer: new URL(c.req.url).origin,
     requestId,
   };
   const server = serverFor(who, c.req.raw.signal);

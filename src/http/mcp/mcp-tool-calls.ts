@@ -19,8 +19,6 @@ import { providersEnvelope, statusEnvelope } from "../info-routes.ts";
 export type ToolCaller = {
   state: GatewayState;
   caller: Caller;
-  /** The gateway's own origin: the `iss` of provider tokens unless configured otherwise. */
-  issuer: string;
   requestId: string;
 };
 
@@ -49,7 +47,7 @@ export async function callTool(
         withoutMining(providersEnvelope(who.state, who.caller, who.requestId));
     case "status":
       return noArguments("status", args, who) ??
-        withoutMining(await statusEnvelope(who.state, who.caller, who.issuer, who.requestId));
+        withoutMining(await statusEnvelope(who.state, who.caller, who.requestId));
     default: {
       const never: never = name;
       throw new Error(`unhandled tool ${String(never)}`);
@@ -76,7 +74,6 @@ async function searchTool(
   const admission = who.state.admit({
     request,
     caller: who.caller,
-    issuer: who.issuer,
     requestId: who.requestId,
   });
   if (!admission.ok) return withoutMining(admission.envelope);
@@ -138,7 +135,6 @@ async function expandTool(
     await who.state.expand({
       request: parsed.request,
       caller: who.caller,
-      issuer: who.issuer,
       requestId: who.requestId,
       signal,
     }),
