@@ -103,4 +103,20 @@ describe("GET /v1/doctor", () => {
     assert.equal(a.health.status, "ok");
     assert.equal(a.state, "ready");
   });
+
+  it("checked_at is the wall-clock time of the probe, RFC 3339, whatever the monotonic clock reads", async () => {
+    const own = await startServer(healthy("a"));
+    const wall = Date.parse("2026-12-01T08:30:00.000Z");
+    const fresh = gateway([{ name: "a", endpoint: own.url }], {
+      ports: { now: () => 2_804, wallClock: () => wall },
+    });
+    const body = assertEnvelope(await (await fresh.request("/v1/doctor")).json());
+    assert.equal(body.result.providers[0].health.checked_at, "2026-12-01T08:30:00.000Z");
+    const real = gateway([{ name: "a", endpoint: own.url }]);
+    const checked = assertEnvelope(await (await real.request("/v1/doctor")).json()).result
+      .providers[0].health.checked_at;
+    assert.match(checked, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.ok(Math.abs(Date.parse(checked) - Date.now()) < 60_000, checked);
+    await own.close();
+  });
 });

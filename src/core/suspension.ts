@@ -75,7 +75,7 @@ export class Suspensions {
    */
   constructor(
     private readonly now: () => number,
-    private readonly wallNow: () => number = () => Date.now(),
+    private readonly wallNow: () => number,
   ) {}
 
   /** Why the planner must skip this provider now, or null when a search may contact it. */

@@ -30,8 +30,10 @@ export type Ports = {
   fetch?: typeof fetch | undefined;
   /** The one exchange with a provider (docs/architecture.md); else one over `fetch`. */
   exchange?: ProviderExchange | undefined;
-  /** A monotonic clock in milliseconds; else performance.now. */
+  /** A monotonic clock in milliseconds, for deadlines and TTLs; else performance.now. */
   now?: (() => number) | undefined;
+  /** The wall clock, epoch milliseconds, for times callers read (RFC 3339); else Date.now. */
+  wallClock?: (() => number) | undefined;
   /** In-process adapters for the reserved names; a listed built-in without one is skipped as not_configured. */
   builtins?: Partial<Record<BuiltinName, SearchAdapter>> | undefined;
   /**
@@ -65,6 +67,7 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins"> & {
   fetch: typeof fetch;
   exchange: ProviderExchange;
   now: () => number;
+  wallClock: () => number;
   /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
   mining: MiningConfig | null;
 };
@@ -97,6 +100,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     fetch: fetchImpl,
     exchange: ports.exchange ?? exchangeOverFetch(fetchImpl),
     now: ports.now ?? (() => performance.now()),
+    wallClock: ports.wallClock ?? (() => Date.now()),
     mining,
   };
 }

@@ -66,13 +66,14 @@ export class GatewayState {
   constructor(readonly config: ResolvedConfig) {
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#searches = new Slots(config.maxInflight);
-    this.#suspensions = config.suspendProviders ? new Suspensions(config.now) : null;
+    this.#suspensions = config.suspendProviders ? new Suspensions(config.now, config.wallClock) : null;
     this.#descriptions = config.describeProviders
       ? new Descriptions(config.now, (spec) => this.#client(spec))
       : null;
     const descriptions = this.#descriptions;
     this.#health = new HealthProbes(
       config.now,
+      config.wallClock,
       (spec) => this.#client(spec),
       (spec) => descriptions?.declares(spec, "health"),
     );
@@ -310,7 +311,7 @@ export class GatewayState {
         scope: spec.scope,
         endpoint: spec.endpoint as string,
         exchange: this.config.exchange,
-        now: () => Date.now(),
+        now: this.config.wallClock,
         ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
       });
     }

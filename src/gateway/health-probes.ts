@@ -16,7 +16,10 @@ export class HealthProbes {
   readonly #inFlight = new Map<string, Promise<ProviderHealth>>();
 
   constructor(
+    /** The gateway's monotonic clock, for the TTL. */
     private readonly now: () => number,
+    /** The wall clock, for `checked_at`. */
+    private readonly wallClock: () => number,
     private readonly clientFor: (spec: ProviderSpec) => ProviderClient,
     /** Whether the provider's describe lists `health`; undefined when not known. */
     private readonly declaresHealth: (spec: ProviderSpec) => boolean | undefined,
@@ -46,7 +49,7 @@ export class HealthProbes {
 
   /** Keeps a health answer got another way (a refresh) as the provider's last probe. */
   record(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth {
-    const health = { ...answer, checked_at: new Date(this.now()).toISOString() };
+    const health = { ...answer, checked_at: new Date(this.wallClock()).toISOString() };
     this.#last.set(name, { health, at: this.now() });
     return health;
   }
@@ -94,7 +97,7 @@ export class HealthProbes {
       coverage: parts.coverage,
       watermark: parts.watermark ?? null,
       diagnostics: parts.diagnostics,
-      checked_at: new Date(this.now()).toISOString(),
+      checked_at: new Date(this.wallClock()).toISOString(),
     };
   }
 }

@@ -23,6 +23,7 @@ import { registerInfoRoutes } from "./info-routes.ts";
 import { registerPage } from "./page-route.ts";
 import { registerDocsRoutes } from "./docs-routes.ts";
 import { prettyJson } from "./pretty-json.ts";
+import { afterAnswer } from "./after-answer.ts";
 import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
 import { type BodyRead, readRequestBody } from "./read-request-body.ts";
@@ -58,24 +59,6 @@ const BODY_PROBLEMS: Record<Exclude<BodyRead, { ok: true }>["code"], string> = {
   request_timeout: "the request body did not arrive in time; send it promptly and retry",
   bad_request: "the request body was broken off before it ended",
 };
-
-/**
- * Runs work after the answer: on a later turn, so the handler has returned its response first, and
- * inside `waitUntil` where the runtime has one (Workers), which keeps the isolate for it.
- */
-function afterAnswer(c: Context<GatewayEnv>): (work: () => Promise<void>) => void {
-  let waitUntil: ((promise: Promise<unknown>) => void) | null = null;
-  try {
-    const context = c.executionCtx;
-    waitUntil = (promise) => context.waitUntil(promise);
-  } catch {
-    // Node, Deno and app.request have no execution context: the turn after the answer is enough.
-  }
-  return (work) => {
-    const done = new Promise((resolve) => setTimeout(resolve, 0)).then(work).catch(() => {});
-    waitUntil?.(done);
-  };
-}
 
 export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(settings, ports));
