@@ -123,7 +123,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       requestId,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
-    const later = state.mining === null ? undefined : afterAnswer(c);
+    const later = afterAnswer(c);
     const format = streamFormat(c.req.header("accept"), streamParam);
     if (format !== null) {
       return streamSearch(c, format, admission.search, requestId, state.config.heartbeatMs, later);
