@@ -229,4 +229,22 @@ describe("provider bounds: candidates and fields", () => {
     assert.equal(fits.snippet, "é".repeat(1_600));
     assert.deepEqual(fits.truncated, []);
   });
+
+  it("lone surrogates (JSON escapes) in any text become U+FFFD: strict JSON parsers accept the envelope", async () => {
+    // Escapes a provider's JSON may carry; the bytes themselves are valid UTF-8.
+    const body = '{"schema_version":"tracefetch.provider-response.v1","provider":"faulty",' +
+      '"scope":"faulty","candidates":[{"title":"a\\ud800b","locator":"https://c.example/\\udfff",' +
+      '"snippet":"\\udc00 s","published_at":"2025\\ud83d","metadata":{"k\\ud800":"v\\udc01"}}],' +
+      '"warnings":["w\\ud800"]}';
+    const run = await faultySearch(ok200(body));
+    assertBothSucceeded(run);
+    const [c] = run.attempt.candidates;
+    assert.equal(c.title, "a\ufffdb");
+    assert.equal(c.locator, "https://c.example/\ufffd");
+    assert.equal(c.snippet, "\ufffd s");
+    assert.equal(c.published_at, "2025\ufffd");
+    assert.deepEqual({ ...c.metadata }, { "k\ufffd": "v\ufffd" });
+    assert.ok(run.attempt.warnings.includes("w\ufffd"), JSON.stringify(run.attempt.warnings));
+    assert.equal(/\\ud[89a-f][0-9a-f]{2}/i.test(run.text), false, "no surrogate escape left");
+  });
 });

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer as createNetServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
-import { gzipSync } from "node:zlib";
+import { deflateSync, gzipSync } from "node:zlib";
 import { SignJWT } from "jose";
 import { gateway, search } from "./support/gateway.ts";
 import { answer, type Handler, startServer } from "./support/servers.ts";
@@ -332,8 +332,16 @@ describe("provider hardening: metadata is a JSON object", () => {
 });
 
 describe("provider hardening: a body that does not decode as labelled", () => {
-  // Deno's fetch does not decode deflate at all (it does not ask for it either): the bytes arrive
-  // as sent and fail as what they are, here not UTF-8.
+  it("a valid zlib body labelled content-encoding deflate is read, on every runtime", async () => {
+    const run = await faultySearch(
+      reply(200, deflateSync(responseBody("faulty", [HEALTHY])), { "content-encoding": "deflate" }),
+    );
+    assert.equal(run.attempt.outcome, "success", JSON.stringify(run.attempt));
+    assert.equal(run.attempt.candidate_count, 1);
+  });
+
+  // Deno's fetch does not decode deflate (the gateway inflates what still opens with a zlib
+  // header): bytes that are no zlib stream arrive as sent and fail as what they are, not UTF-8.
   const expectedFor = (encoding: string) =>
     isDeno && encoding === "deflate" ? "invalid_utf8" : "invalid_encoding";
   const garbage = new Uint8Array([0xde, 0xad, 0xbe, 0xef, 0xff, 0x00, 0x13, 0x37, 0xfe, 0xed]);

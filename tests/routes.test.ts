@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
+import { keyPair } from "./support/auth-keys.ts";
 
 describe("route edges", () => {
   let provider: TestServer;
@@ -109,5 +110,39 @@ describe("route edges", () => {
     assert.equal(res.headers.get("connection"), "close");
     assert.equal(assertEnvelope(await res.json()).code, "body_too_large");
     assert.ok(sent < 40, "reading stopped at the cap");
+  });
+});
+
+describe("every JSON answer forbids content sniffing", () => {
+  let provider: TestServer;
+  before(async () => {
+    provider = await startServer(answer("notes", "notes", [{ title: "t", locator: "https://a/" }]));
+  });
+  after(() => provider.close());
+
+  it("envelopes (200, 4xx, 503), the JSON Schemas, the JWKS, OpenAPI and a stream say nosniff", async () => {
+    const keys = await keyPair("EdDSA", "nosniff-1");
+    const app = gateway([{ name: "notes", endpoint: provider.url }], {
+      env: {
+        TRACEFETCH_SIGNING_JWK: JSON.stringify(keys.privateJwk),
+        TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
+      },
+    });
+    for (
+      const [path, init] of <Array<[string, RequestInit]>> [
+        ["/v1/search?q=deadline", {}],
+        ["/v1/search?q=deadline&limit=0", {}],
+        ["/no-such-route", {}],
+        ["/v1/status", {}],
+        ["/schemas/envelope.json", {}],
+        ["/.well-known/jwks.json", {}],
+        ["/openapi.json", {}],
+        ["/v1/search?q=deadline", { headers: { accept: "application/x-ndjson" } }],
+      ]
+    ) {
+      const res = await app.request(path, init);
+      await res.arrayBuffer();
+      assert.equal(res.headers.get("x-content-type-options"), "nosniff", `${path} ${res.status}`);
+    }
   });
 });

@@ -20,6 +20,7 @@ import {
 } from "../protocol/limits.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import { redact, redactSecrets, SECRET_KEY } from "../io/redact.ts";
+import { wellFormed } from "../io/well-formed.ts";
 
 /**
  * Whitespace other than single inner spaces, inside the text: any `\s` character but the space,
@@ -95,7 +96,7 @@ export function sanitiseCandidate(
   }
   return {
     title: title.text,
-    locator: c.locator,
+    locator: wellFormed(c.locator),
     snippet: snippet.text,
     published_at,
     metadata: sanitiseMetadata(c.metadata ?? {}, report, at),
@@ -128,7 +129,8 @@ function needsCollapsing(value: string): boolean {
 }
 
 /** Collapses whitespace and cuts to `max` code points with the marker inside the limit. */
-export function bound(value: string, max: number): { text: string; cut: boolean } {
+export function bound(text: string, max: number): { text: string; cut: boolean } {
+  const value = wellFormed(text);
   // Most text has nothing to collapse; testing first spares rebuilding it, the bulk of the cost.
   const collapsed = needsCollapsing(value) ? value.replace(/\s+/g, " ").trim() : value;
   if (collapsed.length <= max) return { text: collapsed, cut: false };
@@ -188,7 +190,7 @@ export function sanitiseMetadata(
           report,
           jobs,
         );
-        if (value !== SKIP) out[key] = value;
+        if (value !== SKIP) out[wellFormed(key)] = value;
       } else if (report === undefined) {
         break;
       } else {

@@ -9,7 +9,7 @@ import type { Context, Hono } from "hono";
 import type { ApiDocsViewer } from "../gateway/gateway-config.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import { DOCUMENT_CACHE } from "./info-routes.ts";
-import { problemResponse } from "./respond.ts";
+import { NO_SNIFF, problemResponse } from "./respond.ts";
 import { API_DOCS_VIEWER_PATH } from "./route-table.ts";
 
 const OFF =
@@ -25,6 +25,7 @@ export function registerDocsRoutes(app: Hono<GatewayEnv>, viewer: ApiDocsViewer 
     return c.body(OPENAPI_TEXT, 200, {
       "content-type": "application/json",
       "cache-control": DOCUMENT_CACHE,
+      ...NO_SNIFF,
     });
   });
 

@@ -9,7 +9,7 @@ import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { VERSION } from "../gateway/version.ts";
-import { envelopeResponse, problemResponse } from "./respond.ts";
+import { envelopeResponse, NO_SNIFF, problemResponse } from "./respond.ts";
 import { DOCS, ROUTES } from "./route-table.ts";
 import { isSchemaName, SCHEMA_NAMES } from "../protocol/schema-names.ts";
 
@@ -122,7 +122,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
     }
     // A module of its own on the Worker (docs/deploy.md): loaded on the first schema asked for.
     const { SCHEMA_DOCUMENTS } = await import("../protocol/schema-documents.ts");
-    return c.json(SCHEMA_DOCUMENTS[name], 200, { "cache-control": DOCUMENT_CACHE });
+    return c.json(SCHEMA_DOCUMENTS[name], 200, { "cache-control": DOCUMENT_CACHE, ...NO_SNIFF });
   });
 
   app.get("/.well-known/jwks.json", (c) => {
@@ -135,6 +135,6 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
         "this gateway has no signing key (TRACEFETCH_SIGNING_JWK)",
       );
     }
-    return c.json(signer.publicJwks, 200, { "cache-control": DOCUMENT_CACHE });
+    return c.json(signer.publicJwks, 200, { "cache-control": DOCUMENT_CACHE, ...NO_SNIFF });
   });
 }

@@ -26,6 +26,7 @@ function envelopeHeaders(
   const out: Record<string, string> = {
     ...headers,
     "content-type": "application/json; charset=utf-8",
+    ...NO_SNIFF,
     "x-request-id": envelope.request_id,
     "cache-control": "no-store",
   };
@@ -54,6 +55,12 @@ export function problemAnswer(
     body: JSON.stringify(envelope),
   };
 }
+
+/**
+ * Every answer says what it is and forbids a browser to guess otherwise (Fetch, "X-Content-Type-
+ * Options"): a JSON envelope quoting provider text must never be read as a script or a page.
+ */
+export const NO_SNIFF = { "x-content-type-options": "nosniff" } as const;
 
 /** RFC 6750 section 3: the challenge that tells a client which kind of bearer problem it has. */
 const CHALLENGES: Partial<Record<EnvelopeCode, string>> = {

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { stream } from "hono/streaming";
 import { doneEnvelope } from "../envelope/search-envelope.ts";
 import type { AdmittedSearch, RunOptions } from "../gateway/search-run.ts";
+import { NO_SNIFF } from "./respond.ts";
 
 export type StreamFormat = "ndjson" | "sse";
 
@@ -44,6 +45,7 @@ export function streamSearch(
   later: RunOptions["later"],
 ): Response {
   c.header("content-type", CONTENT_TYPES[format]);
+  c.header("x-content-type-options", NO_SNIFF["x-content-type-options"]);
   c.header("cache-control", "no-store");
   c.header("x-request-id", requestId);
   // Tells nginx-style proxies not to buffer: events must reach the caller as they happen.

@@ -14,6 +14,7 @@
  */
 import type { ByteBudget } from "./byte-budget.ts";
 import { type BoundedRead, readBounded } from "./bounded-reader.ts";
+import { inflateIfDeflated } from "./inflate-if-deflated.ts";
 
 /**
  * The code a client puts on a body that does not decode as its content-encoding says (the Node
@@ -62,11 +63,19 @@ export function answerOf(response: Response): ProviderAnswer {
     opaqueRedirect: response.type === "opaqueredirect",
     header: (name) => response.headers.get(name),
     read: (cap, budget) =>
-      readDeclared(response, cap, budget) ?? readBounded(response.body, cap, budget),
+      readDeclared(response, cap, budget) ?? readBounded(decoded(response), cap, budget),
     cancel: async () => {
       await response.body?.cancel().catch(() => {});
     },
   };
+}
+
+/** The body, decoded as its Content-Encoding says where the runtime's fetch left it encoded. */
+function decoded(response: Response): ReadableStream<Uint8Array> | null {
+  const body = response.body;
+  if (body === null) return null;
+  const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
+  return encoding === "deflate" ? inflateIfDeflated(body) : body;
 }
 
 /**

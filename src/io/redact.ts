@@ -14,6 +14,7 @@
  * tests/redaction.test.ts times 100 KB hostile inputs.
  */
 import { MAX_DIAGNOSTIC_CHARS } from "../protocol/limits.ts";
+import { wellFormed } from "./well-formed.ts";
 
 const REDACTED = "[redacted]";
 
@@ -195,9 +196,13 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
-/** Redacts secrets, drops invisible characters, collapses whitespace and cuts to `max` code points. */
+/**
+ * Redacts secrets, drops invisible characters, collapses whitespace, replaces lone surrogates and
+ * cuts to `max` code points.
+ */
 export function redact(text: string, max: number = MAX_DIAGNOSTIC_CHARS): string {
-  const out = redactSecrets(text).replace(INVISIBLE, "").replace(WHITESPACE, " ").trim();
+  const out = wellFormed(redactSecrets(text)).replace(INVISIBLE, "").replace(WHITESPACE, " ")
+    .trim();
   if (out.length <= max) return out;
   // A code point is one or two UTF-16 units: past 2 * max units the text is over `max` for certain,
   // and only its head needs splitting into code points.

@@ -49,15 +49,16 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
   if (error instanceof AttemptAbort) return fromAbort(error);
   const code = errorCode(error);
   const text = errorText(error);
-  // Error text names the endpoint's host and port, which callers never see: report the code only.
-  const detail = code ?? (error instanceof Error ? error.name : "error");
+  // Error text names the endpoint's host and port, and a runtime's error class or code (undici's
+  // UND_ERR_*, Deno's TypeError) means nothing to a caller: a message says what happened in the
+  // protocol's own words, with the attempt's code.
   if (code !== null && UNDICI_DEADLINES.has(code)) {
     return {
       outcome: "timeout",
       code: "timeout",
       retryable: true,
       budget: "provider_timeout",
-      message: `the HTTP client's own deadline fired (${code})`,
+      message: "no complete answer before the HTTP client's own deadline (timeout)",
     };
   }
   if (phase === "adapter" && error instanceof ProviderError) return classifyProviderError(error);
@@ -75,7 +76,7 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       "search_failed",
       "connection_lost",
       true,
-      `the connection was lost while reading the body (${detail})`,
+      "the connection was lost while reading the body (connection_lost)",
     );
   }
   if (
@@ -85,7 +86,7 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       "adapter_unavailable",
       "dns_failure",
       true,
-      `the provider's host could not be resolved (${detail})`,
+      "the provider's host could not be resolved (dns_failure)",
     );
   }
   if (code !== null && REFUSED.has(code) || /refused/i.test(text)) {
@@ -93,7 +94,7 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       "adapter_unavailable",
       "connection_refused",
       true,
-      `the provider refused the connection (${detail})`,
+      "the provider refused the connection (connection_refused)",
     );
   }
   if (code !== null && TLS.test(code) || /certificate|tls|ssl/i.test(text)) {
@@ -101,7 +102,7 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       "adapter_unavailable",
       "tls_failure",
       true,
-      `the TLS handshake failed (${detail})`,
+      "the TLS handshake failed (tls_failure)",
     );
   }
   if (code !== null && RESET.has(code) || /reset|closed|terminated|socket/i.test(text)) {
@@ -109,7 +110,7 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       "adapter_unavailable",
       "connection_reset",
       true,
-      `the connection was reset before a response (${detail})`,
+      "the connection was reset before a response (connection_reset)",
     );
   }
   if (code !== null && UNREACHABLE.has(code)) {
@@ -117,14 +118,14 @@ export function classifyThrown(error: unknown, phase: Phase, signal: AbortSignal
       "adapter_unavailable",
       "adapter_unavailable",
       true,
-      `the provider could not be reached (${detail})`,
+      "the provider could not be reached (adapter_unavailable)",
     );
   }
   return failed(
     "adapter_unavailable",
     "adapter_unavailable",
     true,
-    `the provider could not be reached (${detail})`,
+    "the provider could not be reached (adapter_unavailable)",
   );
 }
 

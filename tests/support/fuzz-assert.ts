@@ -24,7 +24,7 @@ import {
 import { POISON_KEYS } from "../../src/core/sanitize.ts";
 import { SECRET_KEY } from "../../src/io/redact.ts";
 import { validators } from "./gateway.ts";
-import { HEALTHY } from "./outcomes.ts";
+import { assertProtocolWords, HEALTHY } from "./outcomes.ts";
 import { FUZZED, HEALTHY_NAME } from "./fuzz-answer.ts";
 import { type Expectation, expectationsOf, PROTOCOL } from "./fuzz-oracle.ts";
 import { SECRETS } from "./fuzz-secrets.ts";
@@ -127,6 +127,16 @@ function assertMetadataBounds(root: unknown, where: string): void {
   };
   visit(root, where, 1);
 }
+
+/** Codes whose message the transport writes itself, about what the network or a deadline did. */
+const NETWORK_CODES = new Set([
+  "connection_lost",
+  "connection_reset",
+  "connection_refused",
+  "dns_failure",
+  "tls_failure",
+  "timeout",
+]);
 
 /** The strings a caller reads as diagnostics or metadata: messages, warnings, errors, metadata. */
 function diagnosticStrings(envelope: unknown): string[] {
@@ -234,6 +244,8 @@ export function assertSearch(
       assert.ok(points(w) <= MAX_WARNING_CHARS, `${where}: a warning of ${points(w)} code points`);
     }
     assert.ok(points(attempt.message) <= MAX_DIAGNOSTIC_CHARS, `${where}: message too long`);
+    // The gateway's own words for what the network did (a provider's error body may say anything).
+    if (NETWORK_CODES.has(attempt.code)) assertProtocolWords(attempt.message);
     if (attempt.retry_after_ms !== undefined) {
       assert.ok(
         Number.isSafeInteger(attempt.retry_after_ms) && attempt.retry_after_ms >= 0 &&

@@ -101,8 +101,21 @@ export function assertFailed(run: FaultyRun, expected: Expected): void {
   assert.deepEqual(attempt.warnings, []);
   assert.equal(typeof attempt.message, "string");
   assert.ok(attempt.message.length > 0 && attempt.message.length <= 320);
+  assertProtocolWords(attempt.message);
   assertHealthyIntact(run);
   assertNoLeak(run);
+}
+
+/**
+ * A runtime's own names for a failure: undici's UND_ERR_* codes, system error codes (ECONNRESET,
+ * ENOTFOUND, EPIPE), and error classes (TypeError, AbortError, DOMException).
+ */
+export const RUNTIME_INTERNALS =
+  /\bUND_ERR_\w+|\bE[A-Z]{3,}\b|\b(?:Type|Range|Abort|Reference)Error\b|\bDOMException\b|\bERR_[A-Z_]+/;
+
+/** A failure's message speaks the protocol's words, never a runtime's. */
+export function assertProtocolWords(message: string): void {
+  assert.doesNotMatch(message, RUNTIME_INTERNALS, `a runtime's internals in "${message}"`);
 }
 
 export function assertHealthyIntact(run: FaultyRun): void {
