@@ -20,6 +20,7 @@ import {
   type McpSetup,
   mcpSetup,
 } from "./support/mcp.ts";
+import { mcpInputCases } from "./support/mcp-input-cases.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
 import { readSettings } from "../src/gateway/settings.ts";
 
@@ -59,6 +60,7 @@ describe(`/mcp on ${isDeno ? "Deno" : "Node"}: the SDK's client over real HTTP`,
   });
 
   mcpCases(() => ({ mcp, setup }));
+  mcpInputCases(() => ({ mcp, setup }));
 });
 
 async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {

@@ -17,6 +17,7 @@ import type { Listen } from "../../src/kit/mod.ts";
 import { MAX_MCP_TEXT_JSON_CHARS } from "../../src/protocol/limits.ts";
 import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
 import { answer, startServer, type TestServer } from "./servers.ts";
+import { type Collector, startCollector } from "./mining-fixture.ts";
 import { AUDIENCE, ISSUER, keyPair, sign } from "./auth-keys.ts";
 import { assertEnvelope } from "./gateway.ts";
 
@@ -54,12 +55,15 @@ export type McpSetup = {
   entitled: string;
   /** The sensitive provider's server: its requests show whether it was reached. */
   privateProvider: TestServer;
+  /** The trace webhook: every search's trace, signed, lands here. */
+  traces: Collector;
   close: () => Promise<void>;
 };
 
 /**
  * The embedded default's providers (the workspace built-in and two corpus providers over HTTP on
- * loopback) plus `private`, an account-visible provider, with caller tokens and provider tokens.
+ * loopback) plus `private`, an account-visible provider, with caller tokens and provider tokens,
+ * recording search traces to a webhook (the one sink every runtime has).
  */
 export async function mcpSetup(listen: Listen): Promise<McpSetup> {
   const [caller, signing] = await Promise.all([
@@ -70,6 +74,7 @@ export async function mcpSetup(listen: Listen): Promise<McpSetup> {
   const privateProvider = await startServer(
     answer("private", "private", [{ title: "Private page", locator: "https://intra.example/1" }]),
   );
+  const traces = await startCollector();
   const manifest = embedded.manifest as { providers: unknown[] };
   manifest.providers.push({
     name: "private",
@@ -90,10 +95,15 @@ export async function mcpSetup(listen: Listen): Promise<McpSetup> {
       TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
       TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
       TRACEFETCH_MCP_ORIGINS: LISTED_ORIGIN,
+      TRACEFETCH_TRACE_WEBHOOK: traces.url,
+      TRACEFETCH_TRACE_SECRET: "t".repeat(32),
+      TRACEFETCH_MINING_CONFIRMED: "1",
     },
     entitled: await sign(caller, { scope: "tracefetch:private" }),
     privateProvider,
+    traces,
     close: async () => {
+      await traces.close();
       await privateProvider.close();
       await embedded.close();
     },
@@ -107,7 +117,10 @@ export async function connect(mcp: URL, headers: Record<string, string> = {}): P
   return client;
 }
 
-/** One JSON-RPC message POSTed by hand, with the headers MCP requires of a client. */
+/**
+ * One JSON-RPC message POSTed by hand, with the headers MCP requires of a client; a string is the
+ * body as written, for keys an object literal cannot make (`__proto__` sets its prototype).
+ */
 export function rpc(
   mcp: URL,
   message: unknown,
@@ -120,7 +133,7 @@ export function rpc(
       accept: "application/json, text/event-stream",
       ...headers,
     },
-    body: JSON.stringify(message),
+    body: typeof message === "string" ? message : JSON.stringify(message),
   });
 }
 

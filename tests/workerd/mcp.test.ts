@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type { Miniflare } from "miniflare";
 import { listen } from "../../src/runtime/node-listen.ts";
 import { mcpCases, type McpSetup, mcpSetup } from "../support/mcp.ts";
+import { mcpInputCases } from "../support/mcp-input-cases.ts";
 import { startWorker } from "./miniflare.ts";
 
 describe("/mcp in workerd: the SDK's client over real HTTP", () => {
@@ -28,6 +29,7 @@ describe("/mcp in workerd: the SDK's client over real HTTP", () => {
   });
 
   mcpCases(() => ({ mcp, setup }));
+  mcpInputCases(() => ({ mcp, setup }));
 
   it("the MCP code is an extra module: without it uploaded, /mcp fails and searches still answer", async () => {
     const bare = await startWorker(setup.env, { quiet: true, withoutExtraModules: true });

@@ -18,6 +18,8 @@
  *   one progress notification per provider as it answers, then the result.
  * - `structuredContent` validates against the tool's `outputSchema` (schemas/mcp-tools.json),
  *   failures included: `isError` with the envelope's `code`, `action` and `retry_after_ms`.
+ * - Params are checked before the SDK reads them, and a tool reads its arguments as the body held
+ *   them (mcp-params.ts); a search's trace is recorded as the search routes record it.
  */
 import type { Context } from "hono";
 // The SDK's catch-all export maps `x.js` to types at `x.js.d.ts`, which do not exist; TypeScript
@@ -46,8 +48,10 @@ import type { ResolvedConfig } from "../../gateway/gateway-config.ts";
 import { VERSION } from "../../gateway/version.ts";
 import { decodeUtf8 } from "../../io/bounded-reader.ts";
 import type { GatewayEnv } from "../caller-middleware.ts";
+import { afterAnswer } from "../after-answer.ts";
 import { problemResponse } from "../respond.ts";
 import { callTool, type ToolCaller, type ToolEnvelope } from "./mcp-tool-calls.ts";
+import { CallArguments, checkParamsFirst } from "./mcp-params.ts";
 import { toolText } from "./mcp-text.ts";
 
 /**
@@ -114,31 +118,41 @@ export async function answerMcp(
   if (message === undefined) {
     return jsonRpcError(400, ErrorCode.ParseError, "Parse error: the body is not UTF-8 JSON");
   }
+  // JSON-RPC 2.0 answers an empty batch with one Invalid Request error; the SDK would take it as
+  // a batch of notifications and answer 202 with nothing.
+  if (Array.isArray(message) && message.length === 0) {
+    return jsonRpcError(400, ErrorCode.InvalidRequest, "Invalid Request: the batch is empty");
+  }
   const who: ToolCaller = {
     state,
     caller: c.get("caller"),
     requestId,
+    later: afterAnswer(c),
   };
-  const server = serverFor(who, c.req.raw.signal);
+  const calls = new CallArguments();
+  const server = serverFor(who, c.req.raw.signal, calls);
   const transport = new WebStandardStreamableHTTPServerTransport({
     // No sessionIdGenerator: stateless, no Mcp-Session-Id.
     enableJsonResponse: !asksForProgress(message),
     keepAliveMs: state.config.heartbeatMs,
   });
   await server.connect(transport);
+  checkParamsFirst(transport, calls);
   const response = await transport.handleRequest(c.req.raw, { parsedBody: message });
   response.headers.set("x-request-id", requestId);
   response.headers.set("cache-control", "no-store");
   return response;
 }
 
-function serverFor(who: ToolCaller, gone: AbortSignal): Server {
+function serverFor(who: ToolCaller, gone: AbortSignal, calls: CallArguments): Server {
   const server = new Server(
     { name: "tracefetch-edge", version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: NO_VALIDATION },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    // Taken first, before any await or refusal: handlers start in the order of the messages.
+    const args = calls.take(extra.requestId) ?? request.params.arguments ?? {};
     const name = request.params.name;
     if (!isToolName(name)) {
       throw new McpError(
@@ -160,7 +174,7 @@ function serverFor(who: ToolCaller, gone: AbortSignal): Server {
       };
     const output = await runTool(
       name,
-      request.params.arguments ?? {},
+      args,
       who,
       AbortSignal.any([extra.signal, gone]),
       onProgress,

@@ -13,6 +13,7 @@ import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import { searchEnvelope } from "../../envelope/search-envelope.ts";
 import type { Caller } from "../../auth/caller.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
+import type { RunOptions } from "../../gateway/search-run.ts";
 import { providersEnvelope, statusEnvelope } from "../info-routes.ts";
 
 /** Who calls, as the caller middleware resolved it, and the HTTP request the call came in. */
@@ -20,6 +21,8 @@ export type ToolCaller = {
   state: GatewayState;
   caller: Caller;
   requestId: string;
+  /** Work after the answer, as the search routes have it: a search's trace is recorded there. */
+  later: RunOptions["later"];
 };
 
 /** Told as each provider of a search answers: how many have, of how many, and which one. */
@@ -81,6 +84,7 @@ async function searchTool(
   let done = 0;
   return await admission.search.run({
     signal,
+    later: who.later,
     onPlan: (decision) => {
       total = decision.providers.length;
     },
