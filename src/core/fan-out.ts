@@ -15,7 +15,8 @@ import { sanitiseAnswer } from "./sanitize.ts";
 import type { FilterName, SearchFilters } from "../protocol/search-filters.ts";
 import { compileFilters, filterAnswer, filtersFor } from "./filters.ts";
 import { type Gate, Semaphore } from "../io/gate.ts";
-import { type AttemptWatch, QueueWatch } from "./suspension.ts";
+import type { AttemptWatch } from "./suspension.ts";
+import { QueueWatch } from "./queue-watch.ts";
 import { Deadlines } from "./deadlines.ts";
 
 /** What contacting providers needs from the gateway: the same for every search of one caller. */

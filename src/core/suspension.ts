@@ -1,14 +1,19 @@
 /**
  * Provider suspension (docs/protocol.md, "Suspension"): a provider that keeps failing, or that asks
  * for a wait, is left out of searches for a while instead of being called on every one. The state
- * lives in one gateway instance (on Workers, in one isolate) and is read by the planner and written
- * by the fan-out, one verdict per attempt.
+ * lives in one gateway instance (on Workers, in one isolate), is read by the planner and written by
+ * the fan-out, one verdict per attempt, and by the gateway's own probes.
  *
- * Per provider: closed (contacted), suspended (skipped until a time), then half-open: the first
- * search planned after the end contacts it alone as a probe while every other search keeps
- * skipping it, until the probe answers (a success closes it, a failure suspends it again, longer)
- * or its claim lapses. Only failures the provider caused count; a deadline, departure, byte budget
- * or queue of our own never does.
+ * Per provider: closed (contacted), suspended (skipped until a time), then half-open (skipped until
+ * the gateway's probe answers). A caller's query never decides a suspension: five consecutive
+ * failures only start a probe of the gateway's own, which suspends the provider when it fails too,
+ * and only such a probe ends a suspension. Only failures the provider caused count; a deadline,
+ * departure, byte budget or queue of our own never does.
+ *
+ * Invariants:
+ * - At most one probe of a provider is in flight: its deadline ends within its claim.
+ * - A probe's verdict counts only in the state it was claimed in: a reset or a suspension since
+ *   makes it news of nothing.
  */
 import type { AttemptRecord } from "../protocol/envelope-schema.ts";
 import {
@@ -16,9 +21,10 @@ import {
   SUSPEND_AFTER_FAILURES,
   SUSPENSION_BASE_MS,
   SUSPENSION_PROBE_GRACE_MS,
+  SUSPENSION_PROBE_TIMEOUT_MS,
 } from "../protocol/limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import type { Gate } from "../io/gate.ts";
+import type { Failure } from "../transport/failure.ts";
 
 /** What our own queues did to an attempt (see QueueWatch). */
 export type Queued = {
@@ -36,16 +42,38 @@ export type SuspensionView =
   | { state: "ready"; consecutiveFailures: number }
   | { state: "suspended"; until: string; consecutiveFailures: number };
 
-/** One search's attempts reporting their outcomes; the probes this search was given are its own. */
+/** One search's attempts reporting their outcomes. */
 export interface AttemptWatch {
   /**
    * Records how an attempt ended. Returns text to append to the attempt's message when this
-   * attempt suspended its provider, else "".
+   * attempt suspended its provider or set off the gateway's probe of it, else "".
    */
   settle(spec: ProviderSpec, record: AttemptRecord, queues: Queued): string;
 }
 
-type Probe = { owner: object; expires: number; expiresWall: number };
+/** How one attempt or probe counts. */
+export type Verdict =
+  | { kind: "success" }
+  | { kind: "failure"; waitMs: number | null }
+  /** Neither: caused locally, or a failure no retry fixes (the provider answered). */
+  | { kind: "neutral" };
+
+/** The gateway's own probe of one provider, claimed: the only one in flight for it. */
+export type ProbeClaim = {
+  spec: ProviderSpec;
+  /** The probe's deadline from now: within its claim, so it has ended before another may start. */
+  deadlineMs(): number;
+  /** Records the probe's verdict; call it once, whatever happened. */
+  settle(verdict: Verdict): void;
+};
+
+/** Runs a claimed probe in the background; it must settle the claim, never throw. */
+export type StartProbe = (claim: ProbeClaim) => void;
+
+/** A time by the injected clock and by the wall clock. */
+type Moment = { at: number; wall: number };
+
+const CLOSED = { failures: 0, backoffs: 0, until: null, untilWall: 0, epoch: 0, probe: null };
 
 type Breaker = {
   /** Retryable failures the provider caused since its last success. */
@@ -55,23 +83,20 @@ type Breaker = {
   /** The end of the current suspension (by the injected clock), or null when closed. */
   until: number | null;
   untilWall: number;
-  /** The half-open probe in flight, once the suspension ended. */
-  probe: Probe | null;
+  /** Moves on every suspension and reset: a probe claimed in another epoch proves nothing now. */
+  epoch: number;
+  /** The end of the claim of the gateway's probe in flight (to confirm failures or to resume). */
+  probe: Moment | null;
+  /** How long a claim of this provider's probe lasts: its deadline and the grace before it starts. */
+  claimMs: number;
 };
-
-/** How one attempt counts. */
-type Verdict =
-  | { kind: "success" }
-  | { kind: "failure"; waitMs: number | null }
-  /** Neither: caused locally, or a failure no retry fixes (the provider answered). */
-  | { kind: "neutral" };
 
 export class Suspensions {
   readonly #breakers = new Map<string, Breaker>();
 
   /**
    * `now` is the gateway's clock (monotonic, injectable in tests); `wallNow` turns its times into
-   * the RFC 3339 `until` callers see, fixed once when a suspension starts.
+   * the RFC 3339 `until` callers see, fixed once when a suspension or a probe starts.
    */
   constructor(
     private readonly now: () => number,
@@ -81,31 +106,24 @@ export class Suspensions {
   /** Why the planner must skip this provider now, or null when a search may contact it. */
   check(spec: ProviderSpec): SuspendedNow | null {
     const b = this.#breakers.get(spec.name);
-    if (b === undefined || b.until === null) return null;
+    if (b === undefined) return null;
     const t = this.now();
-    if (t < b.until) return { until: iso(b.untilWall), inMs: Math.ceil(b.until - t) };
-    if (b.probe !== null && t < b.probe.expires) {
-      return { until: iso(b.probe.expiresWall), inMs: Math.ceil(b.probe.expires - t) };
-    }
-    return null;
+    const held = this.#heldUntil(b, t);
+    return held === null ? null : { until: iso(held.wall), inMs: Math.ceil(held.at - t) };
   }
 
   /**
-   * Starts watching one admitted search: every half-open provider it contacts becomes its probe,
-   * so searches planned after this one skip the provider until the probe answers. Call it in the
-   * same turn as the plan, once the search holds its slot.
+   * Starts watching one admitted search. Every provider among `skipped` whose suspension has
+   * ended and that no probe is out for gets the gateway's probe now, through `start`; the
+   * search's own failures may start one later. Call it in the same turn as the plan.
    */
-  watch(run: readonly ProviderSpec[]): AttemptWatch {
-    const owner = {};
+  watch(skipped: readonly ProviderSpec[], start: StartProbe): AttemptWatch {
     const t = this.now();
-    for (const spec of run) {
+    for (const spec of skipped) {
       const b = this.#breakers.get(spec.name);
-      if (b === undefined || b.until === null || t < b.until) continue;
-      if (b.probe !== null && t < b.probe.expires) continue;
-      const lasts = spec.timeout_seconds * 1000 + SUSPENSION_PROBE_GRACE_MS;
-      b.probe = { owner, expires: t + lasts, expiresWall: this.wallNow() + lasts };
+      if (b !== undefined && b.until !== null && t >= b.until) this.#claim(b, spec, start);
     }
-    return { settle: (spec, record, queues) => this.#settle(owner, spec, record, queues) };
+    return { settle: (spec, record, queues) => this.#settle(spec, record, queues, start) };
   }
 
   /** The provider's suspension as `/v1/status` reports it. */
@@ -113,47 +131,46 @@ export class Suspensions {
     const b = this.#breakers.get(name);
     if (b === undefined) return { state: "ready", consecutiveFailures: 0 };
     const consecutiveFailures = b.failures;
-    const t = this.now();
-    if (b.until !== null && t < b.until) {
-      return { state: "suspended", until: iso(b.untilWall), consecutiveFailures };
-    }
-    if (b.until !== null && b.probe !== null && t < b.probe.expires) {
-      return { state: "suspended", until: iso(b.probe.expiresWall), consecutiveFailures };
-    }
-    return { state: "ready", consecutiveFailures };
+    const held = this.#heldUntil(b, this.now());
+    if (held === null) return { state: "ready", consecutiveFailures };
+    return { state: "suspended", until: iso(held.wall), consecutiveFailures };
   }
 
-  #settle(owner: object, spec: ProviderSpec, record: AttemptRecord, queues: Queued): string {
+  /** Until when a suspended provider is skipped, or null when it is closed. */
+  #heldUntil(b: Breaker, t: number): Moment | null {
+    if (b.until === null) return null;
+    if (t < b.until) return { at: b.until, wall: b.untilWall };
+    if (this.#probing(b, t)) return b.probe;
+    // Half-open with no probe yet: the search that sees this starts one, which answers by then.
+    return { at: t + b.claimMs, wall: this.wallNow() + b.claimMs };
+  }
+
+  #settle(spec: ProviderSpec, record: AttemptRecord, queues: Queued, start: StartProbe): string {
     const verdict = judge(record, queues);
     let b = this.#breakers.get(spec.name);
     if (b === undefined) {
       if (verdict.kind !== "failure") return "";
-      b = { failures: 0, backoffs: 0, until: null, untilWall: 0, probe: null };
+      b = { ...CLOSED, claimMs: probeDeadlineMs(spec) + SUSPENSION_PROBE_GRACE_MS };
       this.#breakers.set(spec.name, b);
     }
-    const probing = b.until !== null && b.probe?.owner === owner;
-    // While suspended only the probe's answer counts: attempts sent before it began say nothing new.
-    if (b.until !== null && !probing) return "";
+    // While suspended only the gateway's probe counts: attempts sent before say nothing new.
+    if (b.until !== null) return "";
     switch (verdict.kind) {
       case "success":
-        this.#breakers.delete(spec.name);
+        this.#reset(spec.name, b);
         return "";
       case "neutral":
-        // A probe that proved nothing frees its claim: the next search probes again.
-        if (probing) b.probe = null;
         return "";
       case "failure": {
         b.failures++;
-        const wait = verdict.waitMs ?? 0;
-        if (probing || b.failures >= SUSPEND_AFTER_FAILURES) {
-          b.backoffs++;
-          const ms = Math.max(backoffMs(b.backoffs), wait);
-          const why = probing
-            ? `after its probe failed (${b.failures} consecutive failures)`
-            : `after ${b.failures} consecutive failures`;
-          return this.#suspend(b, ms, why);
+        // A wait is the provider's own word about all of it, so it needs no confirming.
+        if (verdict.waitMs !== null) {
+          this.#suspend(b, verdict.waitMs);
+          return `; suspended for ${seconds(verdict.waitMs)} as it asked`;
         }
-        if (wait > 0) return this.#suspend(b, wait, "as it asked");
+        if (b.failures >= SUSPEND_AFTER_FAILURES && this.#claim(b, spec, start)) {
+          return `; ${b.failures} consecutive failures: the gateway probes it before suspending it`;
+        }
         return "";
       }
       default: {
@@ -163,11 +180,73 @@ export class Suspensions {
     }
   }
 
-  #suspend(b: Breaker, ms: number, why: string): string {
+  /** Claims the provider's one probe and starts it; false when a probe is already out. */
+  #claim(b: Breaker, spec: ProviderSpec, start: StartProbe): boolean {
+    const t = this.now();
+    if (this.#probing(b, t)) return false;
+    const probe: Moment = { at: t + b.claimMs, wall: this.wallNow() + b.claimMs };
+    b.probe = probe;
+    const epoch = b.epoch;
+    const deadline = probeDeadlineMs(spec);
+    start({
+      spec,
+      deadlineMs: () => Math.max(0, Math.min(deadline, probe.at - this.now())),
+      settle: (verdict) => this.#probed(spec.name, probe, epoch, verdict),
+    });
+    return true;
+  }
+
+  #probed(name: string, probe: Moment, epoch: number, verdict: Verdict): void {
+    const b = this.#breakers.get(name);
+    if (b === undefined || b.probe !== probe) return;
+    b.probe = null;
+    const t = this.now();
+    // Claimed to confirm (closed) or to end a suspension (half-open), and that state still holds.
+    const current = b.epoch === epoch && (b.until === null || t >= b.until);
+    if (!current) {
+      if (b.until === null && b.failures === 0) this.#breakers.delete(name);
+      return;
+    }
+    switch (verdict.kind) {
+      case "success":
+        this.#breakers.delete(name);
+        return;
+      case "neutral":
+        // It proved nothing: the next failure, or the next search while half-open, probes again.
+        return;
+      case "failure": {
+        b.failures++;
+        b.backoffs++;
+        this.#suspend(b, Math.max(backoffMs(b.backoffs), verdict.waitMs ?? 0));
+        return;
+      }
+      default: {
+        const never: never = verdict;
+        throw new Error(`unhandled verdict ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** One success resets everything; a probe still out keeps its place, so no second one starts. */
+  #reset(name: string, b: Breaker): void {
+    if (!this.#probing(b, this.now())) {
+      this.#breakers.delete(name);
+      return;
+    }
+    b.failures = 0;
+    b.backoffs = 0;
+    b.until = null;
+    b.epoch++;
+  }
+
+  #suspend(b: Breaker, ms: number): void {
     b.until = this.now() + ms;
     b.untilWall = this.wallNow() + ms;
-    b.probe = null;
-    return `; suspended for ${seconds(ms)} ${why}`;
+    b.epoch++;
+  }
+
+  #probing(b: Breaker, t: number): boolean {
+    return b.probe !== null && t < b.probe.at;
   }
 }
 
@@ -177,13 +256,18 @@ export function backoffMs(n: number): number {
   return Math.min(MAX_SUSPENSION_MS, SUSPENSION_BASE_MS * 2 ** Math.max(0, n - 1));
 }
 
+/** A probe's deadline: its own, and never more than a search would give the provider. */
+export function probeDeadlineMs(spec: ProviderSpec): number {
+  return Math.min(SUSPENSION_PROBE_TIMEOUT_MS, spec.timeout_seconds * 1000);
+}
+
 /**
- * How an attempt counts against its provider. Never: the caller's deadline, a caller that left,
- * the search's byte budget, time lost in our own queues (a timeout after waiting in one included).
- * A failure no retry fixes (a refusal, an answer that breaks the protocol) shows the provider
- * answering, so it neither counts nor resets.
+ * How an attempt or a probe counts against its provider. Never: the caller's deadline, a caller
+ * that left, the search's byte budget, time lost in our own queues (a timeout after waiting in one
+ * included). A failure no retry fixes (a refusal, an answer that breaks the protocol) shows the
+ * provider answering, so it neither counts nor resets.
  */
-function judge(record: AttemptRecord, queues: Queued): Verdict {
+export function judge(record: AttemptRecord | Failure, queues: Queued): Verdict {
   if (record.outcome === "success") return { kind: "success" };
   if (!queues.reached || !record.retryable) return { kind: "neutral" };
   if (record.outcome === "timeout" && queues.waited) return { kind: "neutral" };
@@ -200,51 +284,11 @@ function judge(record: AttemptRecord, queues: Queued): Verdict {
   };
 }
 
-/**
- * One of our own gates (a provider's `max_concurrency`, a search's connections) as one attempt
- * sees it: whether the attempt had to wait for a place, and whether its deadline or departure
- * caught it still waiting. Either way that time was lost to our queue, not to the provider.
- */
-export class QueueWatch implements Gate {
-  #waited = false;
-  #lost = false;
-
-  constructor(private readonly inner: Gate) {}
-
-  /** Whether the attempt waited for a place rather than finding one free. */
-  get waited(): boolean {
-    return this.#waited;
-  }
-
-  /** Whether the attempt gave up while still waiting. */
-  get lost(): boolean {
-    return this.#lost;
-  }
-
-  async acquire(signal: AbortSignal): Promise<() => void> {
-    let granted = false;
-    const pending = this.inner.acquire(signal).then(
-      (release) => {
-        granted = true;
-        return release;
-      },
-      (error: unknown) => {
-        this.#lost = true;
-        throw error;
-      },
-    );
-    // A free place is granted at once, so its callback runs before this turn ends; a queued one not.
-    await Promise.resolve();
-    if (!granted) this.#waited = true;
-    return await pending;
-  }
+/** "5 s", "1.5 s": whole milliseconds as seconds, no trailing zeros. */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
 }
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
-}
-
-/** "5 s", "1.5 s": whole milliseconds as seconds, no trailing zeros. */
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(3))} s`;
 }

@@ -3,15 +3,12 @@
  * and the searches in flight, which only `admit` counts and identical ones share.
  */
 import type { SkipReason } from "../protocol/codes.ts";
-import { BUILTIN_NAMES, type BuiltinName } from "../protocol/codes.ts";
 import type { Decision, Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { planSearch } from "../core/plan.ts";
 import { Suspensions, type SuspensionView } from "../core/suspension.ts";
 import type { SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../io/gate.ts";
-import { httpProvider } from "../transport/http-provider.ts";
-import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
 import {
   type Caller,
@@ -39,6 +36,9 @@ import { Flight } from "./flight.ts";
 import { searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
+import { Background } from "./background.ts";
+import { clientFor, unavailableIn } from "./provider-clients.ts";
+import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
@@ -56,6 +56,8 @@ export class GatewayState {
   readonly #descriptions: Descriptions | null;
   /** Each provider's last health probe, shared by every caller (docs/envelope.md). */
   readonly #health: HealthProbes;
+  /** What the gateway's own suspension probes use: they ask as the gateway, never a caller. */
+  readonly #probes: ProbeHost;
   /** What every caller's searches share. */
   readonly #shared: Omit<SearchDeps, "entitlement" | "headersFor">;
   /** What an expand or refresh reads of this instance (action-run.ts). */
@@ -66,7 +68,9 @@ export class GatewayState {
   constructor(readonly config: ResolvedConfig) {
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#searches = new Slots(config.maxInflight);
-    this.#suspensions = config.suspendProviders ? new Suspensions(config.now, config.wallClock) : null;
+    this.#suspensions = config.suspendProviders
+      ? new Suspensions(config.now, config.wallClock)
+      : null;
     this.#descriptions = config.describeProviders
       ? new Descriptions(config.now, (spec) => this.#client(spec))
       : null;
@@ -77,6 +81,12 @@ export class GatewayState {
       (spec) => this.#client(spec),
       (spec) => descriptions?.declares(spec, "health"),
     );
+    this.#probes = {
+      client: (spec) => this.#client(spec),
+      gate: (spec) => this.#gate(spec),
+      headersFor: this.#tokenHeaders(GATEWAY_SUBJECT),
+      declaresHealth: (spec) => descriptions?.declares(spec, "health"),
+    };
     this.#shared = {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
@@ -139,13 +149,27 @@ export class GatewayState {
     }
     const { request, requestId } = ask;
     const { plan } = planned;
-    // In the same turn as the plan, so no other search can claim the same half-open probe.
-    const suspension = this.#suspensions?.watch(plan.run);
+    // Probes run in this search's background: inside its `waitUntil` on Workers.
+    const background = new Background();
+    // In the same turn as the plan, so no other search can claim the same probe.
+    const suspension = this.#suspensions?.watch(
+      this.#heldBack(plan.decision),
+      (claim) => background.run(() => runProbe(this.#probes, claim)),
+    );
     const flight: Flight = new Flight({ request, plan, deps, requestId, suspension }, () => {
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
     });
     this.#flights.set(key, flight);
-    return { ok: true, search: admitted(flight, ask, false, release, this.mining) };
+    const search = admitted(flight, ask, false, release, this.mining);
+    return { ok: true, search: background.around(search) };
+  }
+
+  /** The providers a plan skipped as suspended: any whose suspension ended is probed now. */
+  #heldBack(decision: Decision): ProviderSpec[] {
+    const names = new Set(
+      decision.skipped.filter((s) => s.reason === "suspended").map((s) => s.provider),
+    );
+    return this.config.manifest.providers.filter((p) => names.has(p.name));
   }
 
   /** Every provider a plan names, run or not: any of them may run once another is suspended. */
@@ -222,23 +246,7 @@ export class GatewayState {
 
   /** Why a provider cannot be contacted with this configuration, or null when it can. */
   unavailable(spec: ProviderSpec): SkipReason | null {
-    if (spec.timeout_seconds === 0) return "disabled";
-    if (spec.transport === "builtin") {
-      const name = spec.name as BuiltinName;
-      return BUILTIN_NAMES.includes(name) && this.config.builtins[name] ? null : "not_configured";
-    }
-    switch (spec.auth.type) {
-      case "none":
-        return null;
-      case "bearer":
-        return this.config.secrets.has(spec.auth.secret) ? null : "not_configured";
-      case "gateway-token":
-        return this.config.auth.signer ? null : "not_configured";
-      default: {
-        const never: never = spec.auth;
-        throw new Error(`unhandled auth ${JSON.stringify(never)}`);
-      }
-    }
+    return unavailableIn(this.config, spec);
   }
 
   /** Settles once every describe in flight has answered. */
@@ -297,25 +305,10 @@ export class GatewayState {
 
   #client(spec: ProviderSpec): ProviderClient {
     let client = this.#clients.get(spec.name);
-    if (client) return client;
-    if (spec.transport === "builtin") {
-      const adapter = this.config.builtins[spec.name as BuiltinName];
-      if (!adapter) throw new Error(`built-in ${spec.name} planned without an adapter`);
-      client = inProcessProvider(adapter);
-    } else {
-      const secret = spec.auth.type === "bearer"
-        ? this.config.secrets.get(spec.auth.secret)
-        : undefined;
-      client = httpProvider({
-        name: spec.name,
-        scope: spec.scope,
-        endpoint: spec.endpoint as string,
-        exchange: this.config.exchange,
-        now: this.config.wallClock,
-        ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
-      });
+    if (client === undefined) {
+      client = clientFor(this.config, spec);
+      this.#clients.set(spec.name, client);
     }
-    this.#clients.set(spec.name, client);
     return client;
   }
 

@@ -2,7 +2,7 @@
  * runConformance(endpoint, options): calls one provider endpoint the way the gateway would, one
  * request per case, and reports every exchange with its verdict and the reasons for it.
  */
-import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import { DEFAULT_CONFORMANCE_QUERY, MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
 import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
 import { redact } from "../io/redact.ts";
@@ -20,12 +20,6 @@ import { parseJson } from "../protocol/json-value.ts";
 
 /** Long enough for a slow search backend, short enough that a hung provider fails promptly. */
 export const DEFAULT_CONFORMANCE_TIMEOUT_MS = 10_000;
-/**
- * A word the limit cases can expect candidates for: web and paper search engines and this
- * project's own corpora hold it. Not "the": an engine that drops stopwords (the corpus provider
- * does) rightly finds nothing for it.
- */
-export const DEFAULT_CONFORMANCE_QUERY = "search";
 /** Response bodies kept in a report, in code points: enough to see what went wrong, short enough to read. */
 export const MAX_REPORTED_BODY_CHARS = 2_048;
 /** Reasons kept per case: the first few say what is wrong; a hundred say nothing more. */

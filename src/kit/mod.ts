@@ -107,4 +107,5 @@ export {
   type ConformanceCaseName,
   type ConformanceResponse,
 } from "./conformance-cases.ts";
+export { DEFAULT_CONFORMANCE_QUERY } from "../protocol/limits.ts";
 export * from "./format-transcript.ts";

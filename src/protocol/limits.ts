@@ -84,7 +84,7 @@ export const SUSPENSION_BASE_MS = 5_000;
 /** The longest suspension, doubled or asked for by a provider: a provider that recovered is back within two minutes. */
 export const MAX_SUSPENSION_MS = 120_000;
 
-/** A half-open probe's claim outlives its provider timeout by this, the time from planning to its start; a lapsed claim lets the next search probe. */
+/** A suspension probe's claim outlives the probe's deadline by this, the time from its claim to its start; a lapsed claim lets another probe start. */
 export const SUSPENSION_PROBE_GRACE_MS = 1_000;
 
 /** A background describe call: a provider that cannot say what it speaks in two seconds is taken as search-only v1 for now. */
@@ -354,3 +354,44 @@ export const MAX_REPLAY_FILE_BYTES = 256 * 1_048_576;
 
 /** The changed searches `tracefetch replay` lists for a person, most changed first; --json has all. */
 export const REPLAY_LISTED_QUERIES = 20;
+
+/**
+ * The gateway's own suspension probe (docs/protocol.md, "Suspension") answers within this, or
+ * within the provider's timeout when that is shorter: the conformance check's timeout, which a
+ * provider that passes it meets for its default query, and well inside the 30 s that Workers'
+ * `waitUntil` gives the probe.
+ */
+export const SUSPENSION_PROBE_TIMEOUT_MS = 10_000;
+
+/**
+ * A word the conformance limit cases can expect candidates for, and the gateway's suspension probe
+ * asks when a provider declares no health: web and paper search engines and this project's own
+ * corpora hold it. Not "the": an engine that drops stopwords (the corpus provider does) rightly
+ * finds nothing for it.
+ */
+export const DEFAULT_CONFORMANCE_QUERY = "search";
+
+/**
+ * How long an expand or refresh that our deadline (or the caller's departure) cut short keeps its
+ * place under the provider's `max_concurrency` after the call returned: the runtime has torn the
+ * connection down by then, and this gives the close a head start on the next call the place lets
+ * through, longer than the jitter between two packets on one path and than a busy provider's
+ * event loop takes to notice a close. The answer waits for it too, so a runtime that drops work
+ * left after an answer (Workers) can never lose the place.
+ */
+export const PLACE_HELD_AFTER_ABORT_MS = 100;
+
+/**
+ * An expand or refresh granted its place with less than this share of the provider's timeout
+ * left gives the place back unused and answers `overloaded`: the provider could not answer in
+ * what is left, and a request it is given no time for only costs it work.
+ */
+export const MIN_PLACE_TIME_SHARE = 0.1;
+
+/**
+ * `retry_after_ms` of an expand or refresh that found no place at its provider in time: a place
+ * frees as soon as any one of the provider's calls ends, so the queue moves at the pace of its
+ * calls, not of its timeout; like OVERLOADED_RETRY_AFTER_MS, about one call, where a wait of a
+ * whole provider timeout would leave the provider idle.
+ */
+export const PLACE_RETRY_AFTER_MS = 1_000;

@@ -1,23 +1,37 @@
 /**
- * How a search fans out, in workerd: suspension of a provider that keeps failing, search filters,
- * and coalescing of identical searches in flight, through the bundled worker
- * (tests/workerd/miniflare.ts) over real providers on 127.0.0.1. The same contract as the Node
- * tests suspension, filters and coalescing. One worker serves them all; each test has providers of
- * its own scope, and the background describe is off so a provider counts only searches.
+ * How a search fans out, in workerd: suspension of a provider that keeps failing (confirmed and
+ * ended by the gateway's own probe, run inside `waitUntil`), search filters, and coalescing of
+ * identical searches in flight, through the bundled worker (tests/workerd/miniflare.ts) over real
+ * providers on 127.0.0.1. The same contract as the Node tests suspension, suspension-probe, filters
+ * and coalescing. One worker serves them all; each test has providers of its own scope, and the
+ * background describe is off so a provider counts only searches.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Miniflare } from "miniflare";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
-import { answer, type Handler, raw, startServer, type TestServer } from "../support/servers.ts";
+import {
+  answer,
+  type Handler,
+  raw,
+  sleep,
+  startServer,
+  type TestServer,
+} from "../support/servers.ts";
 import { startWorker } from "./miniflare.ts";
 
 /** Long enough for every concurrent search of a test to arrive while the first is in flight. */
 const SLOW_MS = 500;
 /** Concurrent identical searches in the coalescing test. */
 const CALLERS = 20;
-/** Consecutive retryable failures that suspend a provider (docs/protocol.md, "Suspension"). */
-const FAILURES_TO_SUSPEND = 5;
+/** Consecutive retryable failures that set off the gateway's probe (docs/protocol.md, "Suspension"). */
+const FAILURES_TO_PROBE = 5;
+/** What the gateway's probe asks a provider that declares no health. */
+const PROBE_QUERY = "search";
+/** What a hostile caller asks: the `picky` provider fails every query that holds it. */
+const BOOM = "boom";
+/** Whether the `comeback` provider fails every search. */
+const comeback = { failing: true };
 
 const hit = (locator: string, published_at?: string) => ({
   title: `t ${locator}`,
@@ -33,6 +47,21 @@ const DATED = [
   hit("https://d.org/last-day", "2025-12-31T23:30:00-05:00"),
   hit("https://d.org/too-late", "2026-01-01"),
 ];
+
+const queryOf = (body: string): string => {
+  try {
+    return String((JSON.parse(body) as { query?: unknown }).query);
+  } catch {
+    return "";
+  }
+};
+
+/** Fails with 500 when `fails(query)`, else answers one candidate. */
+function failing(name: string, fails: (query: string) => boolean): Handler {
+  const reply = answer(name, name, [{ title: `${name} page`, locator: `https://${name}.org/1` }]);
+  return (req, res, body) =>
+    fails(queryOf(body)) ? raw(500, "{}")(req, res, body) : reply(req, res, body);
+}
 
 /** Answers one candidate after `SLOW_MS`. */
 function slow(name: string): Handler {
@@ -59,6 +88,8 @@ describe("the search fan-out in workerd", () => {
   before(async () => {
     const handlers: Record<string, [string, Handler]> = {
       flaky: ["flaky", raw(500, "{}")],
+      picky: ["picky", failing("picky", (query) => query.includes(BOOM))],
+      comeback: ["comeback", failing("comeback", () => comeback.failing)],
       web: ["web", answer("web", "web", [...EXCLUDED, ...KEPT].map((l) => hit(l)))],
       dates: ["dated", answer("dates", "dated", DATED)],
       alpha: ["slow", slow("alpha")],
@@ -97,19 +128,44 @@ describe("the search fan-out in workerd", () => {
     return { status: res.status, body: assertEnvelope(await res.json()) };
   };
 
-  it("a provider that fails 5 times in a row is suspended: not contacted, skipped as suspended", async () => {
+  const statusOf = async (name: string) => {
+    const res = await mf.dispatchFetch("http://gateway.test/v1/status");
+    return assertEnvelope(await res.json()).result.providers
+      .find((p: { name: string }) => p.name === name);
+  };
+  const eventually = async (what: string, ready: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 200; i++) {
+      if (await ready()) return;
+      await sleep(10);
+    }
+    assert.fail(`timed out waiting for ${what}`);
+  };
+  const probesOf = (server: TestServer) =>
+    server.requests.filter((r) => queryOf(r.body) === PROBE_QUERY).length;
+
+  it("5 failures in a row and a failed probe of the gateway's own suspend a provider: not contacted, skipped as suspended", async () => {
     const flaky = servers.flaky!;
-    for (let i = 1; i <= FAILURES_TO_SUSPEND; i++) {
+    for (let i = 1; i <= FAILURES_TO_PROBE; i++) {
       const { body } = await get("q=x&providers=flaky&view=full");
       const [attempt] = body.result.candidates;
       assert.equal(attempt.outcome, "search_failed");
-      if (i < FAILURES_TO_SUSPEND) assert.doesNotMatch(attempt.message, /suspended/);
-      else assert.match(attempt.message, /; suspended for 5 s after 5 consecutive failures$/);
+      if (i < FAILURES_TO_PROBE) assert.doesNotMatch(attempt.message, /suspended|probe/);
+      else {
+        assert.match(
+          attempt.message,
+          /; 5 consecutive failures: the gateway probes it before suspending it$/,
+        );
+      }
     }
-    assert.equal(flaky.requests.length, FAILURES_TO_SUSPEND);
+    await eventually(
+      "the probe to fail",
+      async () => (await statusOf("flaky")).state === "suspended",
+    );
+    assert.equal(flaky.requests.length, FAILURES_TO_PROBE + 1);
+    assert.equal(probesOf(flaky), 1, "the sixth request is the gateway's probe");
 
     const { status, body } = await get("q=x&providers=flaky&view=full");
-    assert.equal(flaky.requests.length, FAILURES_TO_SUSPEND, "not contacted while suspended");
+    assert.equal(flaky.requests.length, FAILURES_TO_PROBE + 1, "not contacted while suspended");
     assert.equal(status, 503);
     assert.equal(body.code, "all_providers_failed");
     assert.ok(body.retry_after_ms > 0 && body.retry_after_ms <= 5_000);
@@ -118,10 +174,47 @@ describe("the search fan-out in workerd", () => {
     assert.deepEqual([skipped[0].provider, skipped[0].reason], ["flaky", "suspended"]);
     assert.ok(Date.parse(skipped[0].until) > Date.now(), "until lies ahead");
 
-    const res = await mf.dispatchFetch("http://gateway.test/v1/status");
-    const shown = assertEnvelope(await res.json()).result.providers
-      .find((p: { name: string }) => p.name === "flaky");
-    assert.deepEqual([shown.state, shown.until], ["suspended", skipped[0].until]);
+    const shown = await statusOf("flaky");
+    assert.deepEqual([shown.state, shown.until, shown.consecutive_failures], [
+      "suspended",
+      skipped[0].until,
+      FAILURES_TO_PROBE + 1,
+    ]);
+  });
+
+  it("a caller whose query a provider fails cannot keep it from others: they are served in at least 9 of 10 searches", async () => {
+    const picky = servers.picky!;
+    for (let i = 0; i < FAILURES_TO_PROBE; i++) await get(`q=${BOOM}+${i}&providers=picky`);
+    const ROUNDS = 10;
+    let served = 0;
+    for (let i = 0; i < ROUNDS; i++) {
+      await get(`q=${BOOM}+again+${i}&providers=picky`);
+      const other = await get(`q=other+${i}&providers=picky`);
+      if (other.body.code === "ok") served++;
+    }
+    assert.ok(served * 10 >= ROUNDS * 9, `served ${served} of ${ROUNDS}`);
+    await eventually("the gateway's probe", () => probesOf(picky) >= 1);
+    assert.equal((await statusOf("picky")).state, "ready");
+  });
+
+  it("a suspended provider comes back once the probe that the first search after its end starts succeeds", async () => {
+    const server = servers.comeback!;
+    for (let i = 0; i < FAILURES_TO_PROBE; i++) await get(`q=x+${i}&providers=comeback`);
+    await eventually(
+      "the probe to fail",
+      async () => (await statusOf("comeback")).state === "suspended",
+    );
+    comeback.failing = false;
+    await sleep(Date.parse((await statusOf("comeback")).until) - Date.now() + 50);
+    const first = await get("q=after&providers=comeback");
+    assert.equal(first.body.result.decision.skipped[0]?.reason, "suspended", "it starts the probe");
+    await eventually(
+      "the probe to succeed",
+      async () => (await statusOf("comeback")).state === "ready",
+    );
+    assert.equal(probesOf(server), 2, "one to confirm, one to end the suspension");
+    const back = await get("q=back&providers=comeback");
+    assert.equal(back.body.code, "ok");
   });
 
   it("an excluded host never comes back, in the body form or the GET form", async () => {

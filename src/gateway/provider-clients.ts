@@ -1,0 +1,49 @@
+/**
+ * How this configuration reaches one provider: whether it can at all, and the client that does
+ * (in process for a built-in, over HTTP otherwise). GatewayState keeps one client per provider.
+ */
+import { BUILTIN_NAMES, type BuiltinName, type SkipReason } from "../protocol/codes.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import { httpProvider } from "../transport/http-provider.ts";
+import { inProcessProvider } from "../transport/in-process-provider.ts";
+import type { ProviderClient } from "../transport/provider-client.ts";
+import type { ResolvedConfig } from "./gateway-config.ts";
+
+/** Why a provider cannot be contacted with this configuration, or null when it can. */
+export function unavailableIn(config: ResolvedConfig, spec: ProviderSpec): SkipReason | null {
+  if (spec.timeout_seconds === 0) return "disabled";
+  if (spec.transport === "builtin") {
+    const name = spec.name as BuiltinName;
+    return BUILTIN_NAMES.includes(name) && config.builtins[name] ? null : "not_configured";
+  }
+  switch (spec.auth.type) {
+    case "none":
+      return null;
+    case "bearer":
+      return config.secrets.has(spec.auth.secret) ? null : "not_configured";
+    case "gateway-token":
+      return config.auth.signer ? null : "not_configured";
+    default: {
+      const never: never = spec.auth;
+      throw new Error(`unhandled auth ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** A new client for a provider this configuration can contact. */
+export function clientFor(config: ResolvedConfig, spec: ProviderSpec): ProviderClient {
+  if (spec.transport === "builtin") {
+    const adapter = config.builtins[spec.name as BuiltinName];
+    if (!adapter) throw new Error(`built-in ${spec.name} planned without an adapter`);
+    return inProcessProvider(adapter);
+  }
+  const secret = spec.auth.type === "bearer" ? config.secrets.get(spec.auth.secret) : undefined;
+  return httpProvider({
+    name: spec.name,
+    scope: spec.scope,
+    endpoint: spec.endpoint as string,
+    exchange: config.exchange,
+    now: config.wallClock,
+    ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
+  });
+}
