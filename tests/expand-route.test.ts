@@ -9,6 +9,7 @@ import { serveProvider } from "../src/kit/serve-provider.ts";
 import { MAX_LOCATOR_CHARS } from "../src/protocol/limits.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
+import { SECRETS } from "./support/fuzz-secrets.ts";
 import { raw, startServer, type TestServer } from "./support/servers.ts";
 
 const DOCS: CorpusDocument[] = [
@@ -26,6 +27,12 @@ const DOCS: CorpusDocument[] = [
   },
 ];
 
+/** A credential an expand's evidence must never hand a caller. */
+const EXPAND_SECRET = "S3CR3TEXPAND1";
+/** The secret forms planted in a leaky provider's evidence, one per line. */
+const LEAKED_TEXT = [`Authorization: Bearer ${EXPAND_SECRET}`, ...SECRETS.map((s) => s.planted)]
+  .join("\n");
+
 async function expand(app: ReturnType<typeof gateway>, body: unknown) {
   const res = await app.request("/v1/expand", {
     method: "POST",
@@ -42,12 +49,26 @@ describe("POST /v1/expand", () => {
   });
   let corpus: { port: number; close: () => Promise<void> };
   let bare: TestServer;
+  let leaky: TestServer;
   let app: ReturnType<typeof gateway>;
   let requestsBeforeEach = 0;
 
   before(async () => {
     corpus = await listen(serveProvider(adapter).fetch, "127.0.0.1", 0);
     bare = await startServer(raw(501, "{}"));
+    leaky = await startServer((_req, res, body) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({
+        schema_version: "tracefetch.provider-expand.v1",
+        provider: "leaky",
+        scope: "leaky",
+        locator: JSON.parse(body).locator,
+        title: `Runbook \ud800 ${LEAKED_TEXT}`,
+        text: `Step one.\n\n${LEAKED_TEXT}\n\nStep two \udfff.`,
+        content_type: "text/plain",
+        retrieved_at: "2025-01-01T00:00:00Z",
+      }));
+    });
     app = gateway([
       { name: "notes", scope: "notes", endpoint: `http://127.0.0.1:${corpus.port}/search` },
       { name: "bare", scope: "bare", endpoint: bare.url },
@@ -59,11 +80,13 @@ describe("POST /v1/expand", () => {
         isolated: true,
       },
       { name: "down", scope: "down", endpoint: "http://127.0.0.1:1/search", timeout_seconds: 2 },
+      { name: "leaky", scope: "leaky", endpoint: leaky.url },
     ]);
   });
   after(async () => {
     await corpus.close();
     await bare.close();
+    await leaky.close();
   });
 
   it("answers the evidence behind a locator the provider issued", async () => {
@@ -142,6 +165,23 @@ describe("POST /v1/expand", () => {
     assert.equal(fits.body.code, "locator_unknown", "the limit counts code points");
     const notJson = await expand(app, "{");
     assert.equal(notJson.body.code, "invalid_json");
+  });
+
+  it("redacts secrets in the evidence's title and text, keeping its lines, and replaces lone surrogates", async () => {
+    const res = await app.request("/v1/expand", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ provider: "leaky", locator: "https://leaky.example/runbook" }),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200);
+    for (const secret of [EXPAND_SECRET, ...SECRETS.map((s) => s.secret)]) {
+      assert.ok(!text.includes(secret), `${JSON.stringify(secret)} reached the caller`);
+    }
+    const { title, text: evidence } = assertEnvelope(JSON.parse(text)).result.evidence;
+    assert.match(title, /^Runbook \uFFFD Authorization: Bearer \[redacted\]/);
+    assert.match(evidence, /^Step one\.\n\nAuthorization: Bearer \[redacted\]/);
+    assert.match(evidence, /\n\nStep two \uFFFD\.$/);
   });
 
   it("answers 405 with Allow: POST to a GET", async () => {

@@ -17,7 +17,9 @@ import type { Gate } from "../io/gate.ts";
 import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
 import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../auth/caller.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
+import { PLACE_RETRY_AFTER_MS } from "../protocol/limits.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
+import { type Placed, placedCall, type Queued } from "./placed-call.ts";
 
 /** A provider action a caller asks for through a route. */
 export type ActionAsk<T> = {
@@ -57,13 +59,15 @@ export async function runExpand(
   const target = actionTarget(host, "expand", request.provider, ask.caller, requestId);
   if (!target.ok) return target.envelope;
   const spec = target.spec;
-  const result = await withProvider(
+  const placed = await withProvider(
     host,
     spec,
     ask,
     "expand",
     (call) => host.client(spec).expand({ locator: request.locator }, call),
   );
+  if (placed.kind !== "called") return unplacedProblem("expand", spec, placed, requestId);
+  const { result } = placed;
   switch (result.kind) {
     case "answer": {
       const { provider: _p, scope: _s, ...evidence } = result.answer;
@@ -78,7 +82,7 @@ export async function runExpand(
       ) {
         return problemEnvelope("expand", result.code, requestId, result.message, "locator");
       }
-      return actionProblem("expand", spec.name, result, requestId);
+      return actionProblem("expand", spec, placed, result, requestId);
   }
 }
 
@@ -110,13 +114,15 @@ export async function runRefresh(
   const target = actionTarget(host, "refresh", ask.request.provider, caller, requestId);
   if (!target.ok) return target.envelope;
   const spec = target.spec;
-  const result = await withProvider(
+  const placed = await withProvider(
     host,
     spec,
     ask,
     "refresh",
     (call) => host.client(spec).refresh(call),
   );
+  if (placed.kind !== "called") return unplacedProblem("refresh", spec, placed, requestId);
+  const { result } = placed;
   switch (result.kind) {
     case "answer": {
       const { status, coverage, watermark, document_count, diagnostics } = result.answer;
@@ -132,7 +138,7 @@ export async function runRefresh(
       });
     }
     default:
-      return actionProblem("refresh", spec.name, result, requestId);
+      return actionProblem("refresh", spec, placed, result, requestId);
   }
 }
 
@@ -198,41 +204,64 @@ function actionTarget(
 }
 
 /**
- * Calls a provider's action within its own timeout and concurrency gate, with the provider
- * token a search attempt of this caller would carry.
+ * Calls a provider's action within its own timeout and concurrency gate (placed-call.ts), with
+ * the provider token a search attempt of this caller would carry.
  */
-async function withProvider<T>(
+async function withProvider<T extends { kind: string }>(
   host: ActionHost,
   spec: ProviderSpec,
   ask: ActionAsk<unknown>,
   action: OptionalAction,
   act: (call: ActionCall) => Promise<T>,
-): Promise<T> {
+): Promise<Placed<T>> {
   const budgetMs = spec.timeout_seconds * 1000;
   const declared = host.declares(spec, action);
-  const signal = AbortSignal.any([ask.signal, AbortSignal.timeout(budgetMs)]);
   const headersFor = host.tokenHeaders(ask.caller);
   const headers = headersFor ? await headersFor(spec, budgetMs) : {};
-  const release = await host.gate(spec).acquire(signal).catch(() => null);
-  if (release === null) {
-    return await act({
-      signal: AbortSignal.abort(signal.reason),
-      requestId: ask.requestId,
-      headers,
-      declared,
-    });
+  return await placedCall({
+    gate: host.gate(spec),
+    budgetMs,
+    caller: ask.signal,
+    now: host.config.now,
+    act: (signal) => act({ signal, requestId: ask.requestId, headers, declared }),
+    complete: (result) => result.kind === "answer",
+  });
+}
+
+/** What an expand or refresh that never reached the provider tells its caller. */
+function unplacedProblem(
+  command: "expand" | "refresh",
+  spec: ProviderSpec,
+  placed: Exclude<Placed<unknown>, { kind: "called" }>,
+  requestId: string,
+): Envelope {
+  if (placed.kind === "caller_left") {
+    return problemEnvelope(
+      command,
+      "provider_failed",
+      requestId,
+      `the caller went away while the ${command} waited for a place at provider "${spec.name}"`,
+    );
   }
-  try {
-    return await act({ signal, requestId: ask.requestId, headers, declared });
-  } finally {
-    release();
-  }
+  const timeout = duration(spec.timeout_seconds * 1000);
+  const why = placed.leftMs > 0
+    ? `a place freed with only ${duration(placed.leftMs)} of its ${timeout} timeout left`
+    : `no place freed within its ${timeout} timeout`;
+  return problemEnvelope(
+    command,
+    "overloaded",
+    requestId,
+    `provider "${spec.name}" is at its max_concurrency (${spec.max_concurrency}): ${why}; the ${command} never reached it`,
+    undefined,
+    { retry_after_ms: PLACE_RETRY_AFTER_MS },
+  );
 }
 
 /** What an expand or refresh that the provider did not answer tells its caller. */
 function actionProblem(
   command: "expand" | "refresh",
-  provider: string,
+  spec: ProviderSpec,
+  placed: { timedOut: boolean; queued: Queued },
   result: Exclude<ActionResult<unknown>, { kind: "answer" }>,
   requestId: string,
 ): Envelope {
@@ -241,12 +270,34 @@ function actionProblem(
       command,
       "action_unsupported",
       requestId,
-      `provider "${provider}" does not implement ${command}: ${result.message}`,
+      `provider "${spec.name}" does not implement ${command}: ${result.message}`,
       "provider",
+    );
+  }
+  // The provider's timeout fired: named with its length and any share of it our queue took.
+  if (placed.timedOut && result.outcome === "timeout") {
+    const budget = duration(spec.timeout_seconds * 1000);
+    const queue = placed.queued.waited
+      ? `, of which ${
+        duration(placed.queued.ms)
+      } went waiting for a place under its max_concurrency of ${spec.max_concurrency}`
+      : "";
+    return problemEnvelope(
+      command,
+      "provider_failed",
+      requestId,
+      `provider "${spec.name}" did not answer within its timeout (${budget}${queue})`,
+      undefined,
+      { anyRetryable: true },
     );
   }
   return problemEnvelope(command, "provider_failed", requestId, result.message, undefined, {
     anyRetryable: result.retryable,
     ...(result.retry_after_ms === undefined ? {} : { retry_after_ms: result.retry_after_ms }),
   });
+}
+
+/** "40 ms" under a second, else "3 s", "1.5 s": seconds to a tenth, no trailing zero. */
+function duration(ms: number): string {
+  return ms < 1_000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }

@@ -2,8 +2,9 @@
  * From a parsed answer to what an attempt reports, the same for a provider over HTTP and an
  * adapter in process: checked against its action's schema and the declared identity, then
  * settled. Search candidates stay as sent (the core sanitises them); health diagnostics are
- * redacted and bounded like every provider text; expand evidence is cut at MAX_EXPAND_TEXT_CHARS
- * with the truncation marker and `truncated: true`.
+ * redacted and bounded like every provider text; expand evidence's title and text are redacted
+ * with the patterns of candidate metadata (their whitespace kept), made well-formed, and cut at
+ * their bounds with the truncation marker and `truncated: true`.
  */
 import type { AttemptCode, ProviderAction } from "../protocol/codes.ts";
 import { checkProviderJson } from "../protocol/check-provider-answer.ts";
@@ -20,7 +21,8 @@ import {
   type OptionalAction,
 } from "../protocol/provider-actions.ts";
 import { protocolError } from "./failure.ts";
-import { redact } from "../io/redact.ts";
+import { redact, redactSecrets } from "../io/redact.ts";
+import { wellFormed } from "../io/well-formed.ts";
 import type {
   ActionResult,
   Description,
@@ -61,18 +63,27 @@ function settleHealth(a: ActionAnswer["health"]): Health {
 }
 
 function settleEvidence(a: ActionAnswer["expand"]): ExpandedEvidence {
-  const text = cutText(a.text, MAX_EXPAND_TEXT_CHARS);
+  const text = cutText(shown(a.text), MAX_EXPAND_TEXT_CHARS);
   return {
     provider: a.provider,
     scope: a.scope,
     locator: a.locator,
-    title: cutText(a.title, MAX_TITLE_CHARS).text,
+    title: cutText(shown(a.title), MAX_TITLE_CHARS).text,
     text: text.text,
     content_type: a.content_type,
     retrieved_at: a.retrieved_at,
     ...(a.revision === undefined ? {} : { revision: a.revision }),
     truncated: text.cut || a.truncated === true,
   };
+}
+
+/**
+ * Evidence text as a caller may see it: secrets redacted before the cut, so no cut can leave half
+ * of one unrecognised, and a lone UTF-16 surrogate (a provider's JSON can escape one; strict UTF-8
+ * bytes never carry one) made U+FFFD, so every strict JSON parser reads the answer.
+ */
+function shown(text: string): string {
+  return wellFormed(redactSecrets(text));
 }
 
 /** What settling an answer of each action gives the client that asked. */
