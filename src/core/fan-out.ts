@@ -4,7 +4,7 @@
  */
 import type { EvidenceState } from "../protocol/codes.ts";
 import type { AttemptRecord, Candidate } from "../protocol/envelope-schema.ts";
-import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
+import { FUSION_RESERVE_MS, PLACE_HELD_AFTER_ABORT_MS } from "../protocol/limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
 import type { ByteBudget } from "../io/byte-budget.ts";
@@ -14,7 +14,7 @@ import type { ProviderClient, TransportResult } from "../transport/provider-clie
 import { sanitiseAnswer } from "./sanitize.ts";
 import type { FilterName, SearchFilters } from "../protocol/search-filters.ts";
 import { compileFilters, filterAnswer, filtersFor } from "./filters.ts";
-import { type Gate, Semaphore } from "../io/gate.ts";
+import { type Gate, type Release, Semaphore } from "../io/gate.ts";
 import type { AttemptWatch } from "./suspension.ts";
 import { QueueWatch } from "./queue-watch.ts";
 import { Deadlines } from "./deadlines.ts";
@@ -112,7 +112,7 @@ async function attempt(
   const deadline = deadlines.take(budget, budgetMs);
   const signal = deadline.signal;
   let result: TransportResult;
-  let release: (() => void) | null = null;
+  let release: Release | null = null;
   // Whether the attempt got past our own queues: a failure before that is never the provider's.
   let reached = false;
   const gate = new QueueWatch(deps.gateFor(spec));
@@ -136,7 +136,10 @@ async function attempt(
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };
   } finally {
-    release?.();
+    // A call its deadline or the caller's departure cut short may still be tearing down its
+    // connection: the place waits until the provider can have seen it close, so the provider never
+    // has more than its max_concurrency open. The attempt itself does not wait.
+    release?.(signal.aborted ? PLACE_HELD_AFTER_ABORT_MS : 0);
     deadlines.release(deadline);
   }
   const latency = Math.round(deps.now() - started);

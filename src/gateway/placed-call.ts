@@ -12,11 +12,12 @@
  * - A place is given back only once the exchange with the provider has ended: at once when the
  *   answer was read whole or the provider was never asked, and PLACE_HELD_AFTER_ABORT_MS after a
  *   call our own deadline or the caller's departure cut short, so that the provider sees that
- *   connection close before the next call the place lets through. The exchange port does not say
- *   when an aborted exchange's connection has closed; this hold stands in for it.
+ *   connection close before the next call the place lets through (the gate keeps the place; the
+ *   answer does not wait). The exchange port does not say when an aborted exchange's connection
+ *   has closed; this hold stands in for it.
  */
 import { MIN_PLACE_TIME_SHARE, PLACE_HELD_AFTER_ABORT_MS } from "../protocol/limits.ts";
-import type { Gate } from "../io/gate.ts";
+import type { Gate, Release } from "../io/gate.ts";
 import { QueueWatch } from "../core/queue-watch.ts";
 import { AttemptAbort } from "../transport/attempt-abort.ts";
 
@@ -61,7 +62,7 @@ export async function placedCall<T>(init: PlacedCallInit<T>): Promise<Placed<T>>
   const gate = new QueueWatch(init.gate);
   const queued = () => ({ waited: gate.waited, ms: Math.max(0, now() - started) });
   try {
-    let release: () => void;
+    let release: Release;
     try {
       release = await gate.acquire(signal);
     } catch (error) {
@@ -83,8 +84,7 @@ export async function placedCall<T>(init: PlacedCallInit<T>): Promise<Placed<T>>
       cutShort = signal.aborted && !init.complete(result);
       return { kind: "called", result, timedOut: timedOut(signal), queued: waitedFor };
     } finally {
-      if (cutShort && signal.aborted) await sleep(PLACE_HELD_AFTER_ABORT_MS);
-      release();
+      release(cutShort && signal.aborted ? PLACE_HELD_AFTER_ABORT_MS : 0);
     }
   } finally {
     clearTimeout(timer);
@@ -99,5 +99,3 @@ function departed(signal: AbortSignal): boolean {
 function timedOut(signal: AbortSignal): boolean {
   return signal.reason instanceof AttemptAbort && signal.reason.kind === "timeout";
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -372,12 +372,12 @@ export const SUSPENSION_PROBE_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONFORMANCE_QUERY = "search";
 
 /**
- * How long an expand or refresh that our deadline (or the caller's departure) cut short keeps its
- * place under the provider's `max_concurrency` after the call returned: the runtime has torn the
- * connection down by then, and this gives the close a head start on the next call the place lets
- * through, longer than the jitter between two packets on one path and than a busy provider's
- * event loop takes to notice a close. The answer waits for it too, so a runtime that drops work
- * left after an answer (Workers) can never lose the place.
+ * How long a call that our deadline (or the caller's departure) cut short, a search attempt, an
+ * expand or a refresh, keeps its place under the provider's `max_concurrency` after it returned:
+ * the runtime has torn the connection down by then, and this gives the close a head start on the
+ * next call the place lets through, longer than the jitter between two packets on one path and
+ * than a busy provider's event loop takes to notice a close. The gate keeps the place (src/io/
+ * gate.ts), and gets it back even where a runtime drops a timer left after an answer (Workers).
  */
 export const PLACE_HELD_AFTER_ABORT_MS = 100;
 
