@@ -1,7 +1,9 @@
 /**
  * The soak's judgements, as pure functions so each can be tried on a made-up answer: is an answer
  * an envelope (docs/envelope.md) and with which code, did a stream end with its `done` event
- * (docs/protocol.md), did memory grow, and does the run pass.
+ * (docs/protocol.md), is an answer of `/mcp` one docs/mcp.md allows (JSON-RPC, a tool result
+ * carrying an envelope, 202, or an envelope refusing the HTTP exchange), did memory grow, and does
+ * the run pass.
  */
 import { CODES } from "../src/envelope/code-table.ts";
 import {
@@ -93,6 +95,93 @@ export function checkStream(httpStatus: number, contentType: string, body: strin
   }
   const { event: _event, ...header } = done;
   return checkHeader(header);
+}
+
+/** JSON-RPC 2.0's codes, and the range it keeps for a server's own errors. */
+export function isJsonRpcCode(code: unknown): boolean {
+  return Number.isInteger(code) &&
+    ([-32700, -32600, -32601, -32602, -32603].includes(code as number) ||
+      ((code as number) <= -32000 && (code as number) >= -32099));
+}
+
+/**
+ * The JSON-RPC messages of an `/mcp` answer: one or a batch as JSON, or the `data:` of each event
+ * of an SSE stream; a string says what is wrong.
+ */
+function mcpMessages(contentType: string, body: string): unknown[] | string {
+  if (contentType.toLowerCase().startsWith("text/event-stream")) {
+    const out: unknown[] = [];
+    for (const event of body.split(/\r?\n\r?\n/)) {
+      const data = event.split(/\r?\n/).filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trimStart()).join("\n");
+      if (data === "") continue;
+      try {
+        out.push(JSON.parse(data));
+      } catch {
+        return "an SSE event that is not JSON";
+      }
+    }
+    return out.length === 0 ? "an SSE stream with no message" : out;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return "a body that is not JSON";
+  }
+  return Array.isArray(value) ? value : [value];
+}
+
+/**
+ * An answer of `POST /mcp` (docs/mcp.md). 202 must have no body; an envelope (a refusal of the HTTP
+ * exchange: 401, 403, 405, 408, 413, 429) is judged as any envelope; anything else is JSON-RPC:
+ * every message `jsonrpc: "2.0"`, an answer with exactly one of result and error, an error's code
+ * JSON-RPC's and never -32603 (the SDK's "internal error"), a tool result's `structuredContent` an
+ * envelope header whose `isError` is its `ok` negated. The code counted: `mcp <envelope code>` of
+ * the last tool result, else `jsonrpc <error code>` of the last error, else `mcp result`, or
+ * `mcp 202`.
+ */
+export function checkMcp(httpStatus: number, contentType: string, body: string): Verdict {
+  if (httpStatus >= 500) return { ok: false, reason: `/mcp answered HTTP ${httpStatus}` };
+  if (httpStatus === 202) {
+    return body === "" ? { ok: true, code: "mcp 202" } : { ok: false, reason: "202 with a body" };
+  }
+  const messages = mcpMessages(contentType, body);
+  if (typeof messages === "string") return { ok: false, reason: `/mcp answered ${messages}` };
+  const [first] = messages;
+  if (messages.length === 1 && isRecord(first) && "command" in first) {
+    return checkEnvelope(httpStatus, body);
+  }
+  let code = "mcp result";
+  for (const m of messages) {
+    if (!isRecord(m) || m.jsonrpc !== "2.0") return { ok: false, reason: "not a JSON-RPC message" };
+    if ("method" in m) {
+      if (m.method !== "notifications/progress") {
+        return { ok: false, reason: `a server message ${String(m.method)}` };
+      }
+      continue;
+    }
+    if (("result" in m) === ("error" in m)) {
+      return { ok: false, reason: "a JSON-RPC answer with neither or both of result and error" };
+    }
+    if ("error" in m) {
+      const error = isRecord(m.error) ? m.error : {};
+      if (!isJsonRpcCode(error.code)) {
+        return { ok: false, reason: `JSON-RPC error code ${String(error.code)}` };
+      }
+      if (error.code === -32603) return { ok: false, reason: "JSON-RPC -32603 internal error" };
+      code = `jsonrpc ${error.code}`;
+      continue;
+    }
+    const result = isRecord(m.result) ? m.result : {};
+    if (!("structuredContent" in result)) continue;
+    const header = checkHeader(result.structuredContent);
+    if (!header.ok) return { ok: false, reason: `structuredContent: ${header.reason}` };
+    const ok = (result.structuredContent as Record<string, unknown>).ok;
+    if (result.isError !== !ok) return { ok: false, reason: "isError disagrees with ok" };
+    code = `mcp ${header.code}`;
+  }
+  return { ok: true, code };
 }
 
 /** An HTTP/1.1 answer read from a raw socket. */

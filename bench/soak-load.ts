@@ -2,7 +2,11 @@
  * The soak's load: searches due at a fixed rate (open loop: a slow gateway gets the same arrivals),
  * at most CLIENT_MAX_INFLIGHT open at once, mixing GET and POST searches over random provider
  * subsets and scopes, NDJSON streams read to the end, callers that leave mid-search, status reads,
- * and a few clients that send headers and a few bytes of body and then stall.
+ * a few clients that send headers and a few bytes of body and then stall, expands (of a locator a
+ * search returned, of one no search did, and of a provider that implements no expand), refreshes
+ * (without a token, with one lacking `tracefetch-admin`, with one granting it), MCP clients
+ * (initialize, then tools/call search, now and then with a progress token) and bodies to `/mcp`
+ * that are not what MCP expects.
  *
  * Every request has a deadline (its timeout_ms plus HUNG_GRACE_MS; the body deadline plus grace
  * for a stalled body): an answer not complete by then is "hung". Every answer is judged by
@@ -10,29 +14,101 @@
  */
 import { connect } from "node:net";
 import { Agent, fetch } from "undici";
-import { checkEnvelope, checkStream, parseRawAnswer, type Verdict } from "./soak-checks.ts";
 import {
+  checkEnvelope,
+  checkMcp,
+  checkStream,
+  parseRawAnswer,
+  type Verdict,
+} from "./soak-checks.ts";
+import {
+  ACTION_PROVIDER,
   CLIENT_MAX_INFLIGHT,
   HUNG_GRACE_MS,
+  MAX_PROVIDER_TIMEOUT_MS,
   MAX_SLOW_BODY_CLIENTS,
   MAX_TIMEOUT_MS,
   MIN_TIMEOUT_MS,
+  QUERY_WORDS,
   SOAK_PROVIDERS,
   SOAK_SCOPES,
 } from "./soak-setup.ts";
 
-export const KINDS = ["get", "post", "stream", "abort", "status", "slow-body"] as const;
+export const KINDS = [
+  "get",
+  "post",
+  "stream",
+  "abort",
+  "status",
+  "slow-body",
+  "expand",
+  "refresh",
+  "mcp",
+  "mcp-garbage",
+] as const;
 export type Kind = (typeof KINDS)[number];
 
 /** Share of the requests due that are of each kind (a slow body over its cap becomes a GET). */
 const MIX: ReadonlyArray<readonly [Kind, number]> = [
-  ["get", 0.35],
-  ["post", 0.22],
-  ["stream", 0.22],
-  ["abort", 0.17],
+  ["get", 0.30],
+  ["post", 0.18],
+  ["stream", 0.18],
+  ["abort", 0.14],
   ["status", 0.02],
   ["slow-body", 0.02],
+  ["expand", 0.06],
+  ["refresh", 0.03],
+  ["mcp", 0.05],
+  ["mcp-garbage", 0.02],
 ];
+
+/** What an MCP client sends first. */
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "tracefetch-soak", version: "1.0.0" },
+  },
+});
+/** The headers every MCP request carries (docs/mcp.md). */
+const MCP_HEADERS = { accept: "application/json, text/event-stream" };
+
+/**
+ * Bodies and headers MCP does not expect: not JSON, an empty batch, no JSON-RPC, an unknown tool,
+ * arguments that are no object, an unknown method, a notification (202), a batch, the wrong
+ * Accept, content type or protocol version, bytes that are not UTF-8.
+ */
+const MCP_GARBAGE: ReadonlyArray<{ body: string | Uint8Array; headers?: Record<string, string> }> =
+  [
+    { body: "{not json" },
+    { body: "[]" },
+    { body: '{"foo":1}' },
+    { body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"crawl"}}' },
+    {
+      body:
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":[]}}',
+    },
+    {
+      body:
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"retry","__proto__":{"limit":1}}}}',
+    },
+    { body: '{"jsonrpc":"2.0","id":1,"method":"resources/list"}' },
+    { body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' },
+    {
+      body:
+        '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status"}}]',
+    },
+    { body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers: { accept: "text/html" } },
+    { body: INITIALIZE, headers: { "content-type": "text/plain" } },
+    {
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+      headers: { "mcp-protocol-version": "1999-01-01" },
+    },
+    { body: new Uint8Array([0x7b, 0xff, 0x7d]) },
+  ];
 
 /** Counters outside the envelope codes. */
 export const CLIENT_ABORTED = "client_aborted";
@@ -60,15 +136,19 @@ export class Tally {
   readonly byKind = new Map<Kind, { started: number; ms: number[] }>(
     KINDS.map((k) => [k, { started: 0, ms: [] }]),
   );
+  /** Answers by code for each kind. */
+  readonly kindCodes = new Map<Kind, Map<string, number>>(KINDS.map((k) => [k, new Map()]));
   /** Slowest 408 a stalled body got, in ms. */
   slowestRequestTimeout = 0;
 
-  count(code: string): void {
+  count(code: string, kind?: Kind): void {
     this.codes.set(code, (this.codes.get(code) ?? 0) + 1);
+    const codes = kind === undefined ? undefined : this.kindCodes.get(kind);
+    codes?.set(code, (codes.get(code) ?? 0) + 1);
   }
 
   failure(kind: Kind, counter: string, reason: string, detail: string): void {
-    this.count(counter);
+    this.count(counter, kind);
     if (counter === UNCLASSIFIED) {
       this.unclassified.set(reason, (this.unclassified.get(reason) ?? 0) + 1);
     }
@@ -79,7 +159,7 @@ export class Tally {
 }
 
 /** What a request sends besides its URL. */
-type SendInit = { method?: string; body?: string; headers?: Record<string, string> };
+type SendInit = { method?: string; body?: string | Uint8Array; headers?: Record<string, string> };
 
 type SearchShape = {
   query: string;
@@ -90,8 +170,10 @@ type SearchShape = {
   view?: "merged";
 };
 
-const WORDS = "retry budget stream gateway fusion cache latency timeout schema envelope backoff"
-  .split(" ");
+const WORDS = QUERY_WORDS;
+
+/** Locators of the action provider that searches returned, for expands: at most this many. */
+const MAX_RETURNED = 256;
 
 export type LoadOptions = {
   url: string;
@@ -101,11 +183,16 @@ export type LoadOptions = {
   tally: Tally;
   /** A stalled body's 408 is due by this (the gateway's body deadline). */
   bodyDeadlineMs: number;
+  /** Bearer tokens: one granting `tracefetch-admin`, one valid without it. */
+  tokens: { admin: string; reader: string };
 };
 
 export class Load {
   inflight = 0;
   private slowBodies = 0;
+  /** Locators of ACTION_PROVIDER that search answers carried (merged entries it found). */
+  private readonly returned: string[] = [];
+  private mcpIds = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly agent = new Agent({
     connections: CLIENT_MAX_INFLIGHT,
@@ -233,7 +320,7 @@ export class Load {
         clearTimeout(timer);
         tally.done++;
         if (outcome.ok) {
-          tally.count(outcome.code);
+          tally.count(outcome.code, kind);
           if (outcome.code !== CLIENT_ABORTED && outcome.code !== SLOW_BODY_CLOSED) {
             stats?.ms.push(performance.now() - started);
           }
@@ -250,7 +337,7 @@ export class Load {
     switch (kind) {
       case "get": {
         const url = this.getUrl(s);
-        this.track(kind, deadline, `GET ${url}`, (signal) => this.whole(url, {}, signal));
+        this.track(kind, deadline, `GET ${url}`, (signal) => this.whole(url, {}, signal, true));
         return;
       }
       case "post": {
@@ -259,7 +346,82 @@ export class Load {
           kind,
           deadline,
           `POST ${body}`,
-          (signal) => this.whole(`${this.o.url}/v1/search`, { method: "POST", body }, signal),
+          (signal) => this.whole(`${this.o.url}/v1/search`, { method: "POST", body }, signal, true),
+        );
+        return;
+      }
+      case "expand": {
+        const body = JSON.stringify(this.expandAsk());
+        this.track(
+          kind,
+          MAX_PROVIDER_TIMEOUT_MS + HUNG_GRACE_MS,
+          `POST /v1/expand ${body}`,
+          (signal) => this.whole(`${this.o.url}/v1/expand`, { method: "POST", body }, signal),
+        );
+        return;
+      }
+      case "refresh": {
+        const r = this.random();
+        // Without a token (401), with one lacking tracefetch-admin (403), with one granting it: of
+        // the provider that refreshes, or now and then of one that does not.
+        const token = r < 0.4 ? null : r < 0.5 ? this.o.tokens.reader : this.o.tokens.admin;
+        const provider = r < 0.9 ? ACTION_PROVIDER : this.otherProvider();
+        const body = JSON.stringify({ provider });
+        const headers: Record<string, string> = token === null
+          ? {}
+          : { authorization: `Bearer ${token}` };
+        const who = token === null
+          ? "no token"
+          : token === this.o.tokens.admin
+          ? "admin"
+          : "reader";
+        this.track(
+          kind,
+          MAX_PROVIDER_TIMEOUT_MS + HUNG_GRACE_MS,
+          `POST /v1/refresh ${body} (${who})`,
+          (signal) =>
+            this.whole(`${this.o.url}/v1/refresh`, { method: "POST", body, headers }, signal),
+        );
+        return;
+      }
+      case "mcp": {
+        const progress = this.random() < 0.25;
+        const call = JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: {
+            name: "search",
+            arguments: s,
+            ...(progress ? { _meta: { progressToken: `p${++this.mcpIds}` } } : {}),
+          },
+        });
+        this.track(
+          kind,
+          deadline,
+          `POST /mcp initialize, then ${call}`,
+          (signal) => this.mcpSearch(call, signal),
+        );
+        return;
+      }
+      case "mcp-garbage": {
+        const garbage = MCP_GARBAGE[this.int(0, MCP_GARBAGE.length - 1)] as (typeof MCP_GARBAGE)[0];
+        const shown = typeof garbage.body === "string"
+          ? garbage.body
+          : `bytes ${[...garbage.body].join(" ")}`;
+        this.track(
+          kind,
+          HUNG_GRACE_MS * 2,
+          `POST /mcp ${shown} ${JSON.stringify(garbage.headers ?? {})}`,
+          (signal) =>
+            this.mcp(
+              {
+                method: "POST",
+                body: garbage.body,
+                headers: { ...MCP_HEADERS, ...garbage.headers },
+              },
+              signal,
+            ),
         );
         return;
       }
@@ -353,9 +515,79 @@ export class Load {
     });
   }
 
-  private async whole(url: string, init: SendInit, signal: AbortSignal): Promise<Outcome> {
+  /**
+   * A whole answer, judged as an envelope. A search's (`search` true) merged entries found by
+   * ACTION_PROVIDER give the expands their locators.
+   */
+  private async whole(
+    url: string,
+    init: SendInit,
+    signal: AbortSignal,
+    search = false,
+  ): Promise<Outcome> {
     const res = await this.send(url, init, signal);
-    return checkEnvelope(res.status, await res.text());
+    const text = await res.text();
+    const verdict = checkEnvelope(res.status, text);
+    if (search && verdict.ok && res.status === 200) this.keepLocators(text);
+    return verdict;
+  }
+
+  private keepLocators(text: string): void {
+    const merged = (JSON.parse(text) as {
+      result?: { merged?: Array<{ locator: string; found_by: string[] }> };
+    }).result?.merged ?? [];
+    for (const entry of merged) {
+      if (!entry.found_by.includes(ACTION_PROVIDER)) continue;
+      if (this.returned.length < MAX_RETURNED) this.returned.push(entry.locator);
+      else this.returned[this.int(0, MAX_RETURNED - 1)] = entry.locator;
+    }
+  }
+
+  /** A provider other than ACTION_PROVIDER: it answers an action as it answers a search. */
+  private otherProvider(): string {
+    const others = SOAK_PROVIDERS.filter((p) => p.name !== ACTION_PROVIDER);
+    return (others[this.int(0, others.length - 1)] as (typeof others)[0]).name;
+  }
+
+  /**
+   * An expand: mostly of a locator a search returned (ok), else of one no search did
+   * (locator_unknown), now and then of a provider that implements no expand.
+   */
+  private expandAsk(): { provider: string; locator: string } {
+    const r = this.random();
+    if (r < 0.6 && this.returned.length > 0) {
+      const locator = this.returned[this.int(0, this.returned.length - 1)] as string;
+      return { provider: ACTION_PROVIDER, locator };
+    }
+    if (r < 0.9) {
+      return {
+        provider: ACTION_PROVIDER,
+        locator: `https://notes.example/never/${this.int(1, 1_000_000)}`,
+      };
+    }
+    return { provider: this.otherProvider(), locator: "https://soak.example/1" };
+  }
+
+  /** One POST to /mcp, judged as docs/mcp.md allows. */
+  private async mcp(init: SendInit, signal: AbortSignal): Promise<Outcome> {
+    const res = await this.send(`${this.o.url}/mcp`, init, signal);
+    return checkMcp(res.status, res.headers.get("content-type") ?? "", await res.text());
+  }
+
+  /** An MCP client's search: initialize, then the tools/call, which must answer a tool result. */
+  private async mcpSearch(call: string, signal: AbortSignal): Promise<Outcome> {
+    const init = await this.mcp({ method: "POST", body: INITIALIZE, headers: MCP_HEADERS }, signal);
+    if (!init.ok) return init;
+    if (init.code !== "mcp result") {
+      return { ok: false, reason: `initialize answered ${init.code}` };
+    }
+    const called = await this.mcp({ method: "POST", body: call, headers: MCP_HEADERS }, signal);
+    const toolResult = called.ok && called.code.startsWith("mcp ") &&
+      called.code !== "mcp result" && called.code !== "mcp 202";
+    if (called.ok && !toolResult) {
+      return { ok: false, reason: `tools/call search answered ${called.code}, not a tool result` };
+    }
+    return called;
   }
 
   /** An NDJSON stream read to its end (or a refusal sent before it began). */

@@ -1,8 +1,11 @@
 /**
- * Child process of `npm run soak`: seven providers on 127.0.0.1, one node:http server each, that
+ * Child process of `npm run soak`: eight providers on 127.0.0.1, one node:http server each. Seven
  * behave as providers do in production on a bad day: one answers at once, one slowly, one never,
  * one fails (500, and sometimes 429 with Retry-After), one streams JSON until the socket closes,
- * one drips a valid body a byte at a time, and one answers 204.
+ * one drips a valid body a byte at a time, and one answers 204; they answer an expand or a refresh
+ * as they answer a search. The eighth, `notes`, is a corpus served by the kit's `serveProvider`
+ * that implements every action: searches, expands of the locators it issued (locator_unknown for
+ * others) and refreshes (it reloads its documents).
  *
  * It counts the answers each provider has begun and not yet finished or lost: once the soak stops
  * its load, every one of them should have been abandoned by the gateway, so a count left above 0
@@ -14,10 +17,15 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { corpusAdapter } from "../providers/corpus/corpus-adapter.ts";
+import { serveProvider } from "../src/kit/serve-provider.ts";
 import { serveIpc } from "./child-ipc.ts";
 import { answerBody, candidates, endlessParts } from "./payload.ts";
 import {
+  notesDocuments,
   PROVIDER_KEEP_ALIVE_MS,
+  QUERY_WORDS,
   SOAK_PROVIDERS,
   type SoakProvider,
   type SoakProvidersInfo,
@@ -145,13 +153,27 @@ function handlerFor(provider: SoakProvider): Handler {
         res.writeHead(204);
         res.end();
       };
+    case "notes":
+      throw new Error("notes is served by serveProvider, not a handler");
   }
+}
+
+/** The `notes` corpus over HTTP: the kit's app behind node:http, the body left for it to read. */
+function notesListener(
+  provider: SoakProvider,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const documents = notesDocuments(QUERY_WORDS);
+  const adapter = corpusAdapter(provider.name, provider.scope, documents, {
+    reload: () => Promise.resolve(documents),
+  });
+  return getRequestListener(serveProvider(adapter).fetch);
 }
 
 const stats: SoakProviderStats = {};
 
 async function start(provider: SoakProvider): Promise<string> {
-  const handle = handlerFor(provider);
+  const served = provider.name === "notes" ? notesListener(provider) : null;
+  const handle = served === null ? handlerFor(provider) : null;
   const counts = { requests: 0, open: 0 };
   stats[provider.name] = counts;
   const server = createServer((req, res) => {
@@ -159,9 +181,13 @@ async function start(provider: SoakProvider): Promise<string> {
     counts.open++;
     // 'close' comes once per response, whether it finished or the peer went away.
     res.once("close", () => counts.open--);
+    if (served !== null) {
+      served(req, res);
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => handle?.(req, res, Buffer.concat(chunks).toString("utf8")));
   });
   server.keepAliveTimeout = PROVIDER_KEEP_ALIVE_MS;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

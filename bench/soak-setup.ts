@@ -1,8 +1,11 @@
 /**
- * What a soak run is made of: its providers, the manifest the gateway gets for them, and the bounds
- * of the run. Shared by the soak process and its providers child.
+ * What a soak run is made of: its providers, the manifest the gateway gets for them, the caller
+ * tokens and the gateway's keys for them, and the bounds of the run. Shared by the soak process
+ * and its providers child.
  */
 import { DEFAULT_BODY_TIMEOUT_MS } from "../src/protocol/limits.ts";
+import { ADMIN_SCOPE } from "../src/auth/caller.ts";
+import { AUDIENCE, ISSUER, keyPair, sign } from "../tests/support/auth-keys.ts";
 
 export type SoakProviderName =
   | "fast"
@@ -11,7 +14,8 @@ export type SoakProviderName =
   | "failing"
   | "endless"
   | "dripping"
-  | "no-content";
+  | "no-content"
+  | "notes";
 
 export type SoakProvider = {
   name: SoakProviderName;
@@ -31,10 +35,64 @@ export const SOAK_PROVIDERS: readonly SoakProvider[] = [
   // Under the longest caller deadline, so both timeout budgets occur for it.
   { name: "dripping", scope: "broken", timeoutSeconds: 2 },
   { name: "no-content", scope: "broken", timeoutSeconds: 5 },
+  // A corpus that implements every action: the one an expand or a refresh is meant for.
+  { name: "notes", scope: "docs", timeoutSeconds: 5 },
 ];
 
+/** The provider that implements expand and refresh (the others answer them as they answer searches). */
+export const ACTION_PROVIDER: SoakProviderName = "notes";
+
 /** Scopes a search may name: the manifest's own and the reserved ones that mean several. */
-export const SOAK_SCOPES = ["web", "flaky", "broken", "auto", "public"] as const;
+export const SOAK_SCOPES = ["web", "flaky", "broken", "docs", "auto", "public"] as const;
+
+/** The longest manifest timeout: an expand or refresh waits for a place, then calls, within it. */
+export const MAX_PROVIDER_TIMEOUT_MS = Math.max(...SOAK_PROVIDERS.map((p) => p.timeoutSeconds)) *
+  1000;
+
+/**
+ * The documents of the `notes` corpus: one per pair of the load's query words, so a search finds
+ * some of them and an expand has locators a search returned.
+ */
+export function notesDocuments(
+  words: readonly string[],
+): Array<{ title: string; locator: string; text: string; published_at: string }> {
+  return words.flatMap((a, i) =>
+    words.slice(i + 1).map((b, j) => ({
+      title: `${a} and ${b}`,
+      locator: `https://notes.example/${a}-${b}`,
+      text: `How ${a} meets ${b}. `.repeat(8) + `Every ${a} has a ${b}; a ${b} bounds the ${a}.`,
+      published_at: `2025-0${1 + ((i + j) % 9)}-1${j % 10}`,
+    }))
+  );
+}
+
+/** The words the load's queries are made of (and the notes corpus's documents). */
+export const QUERY_WORDS =
+  "retry budget stream gateway fusion cache latency timeout schema envelope backoff".split(" ");
+
+/** Caller tokens of a soak run, and the variables that let the gateway verify them. */
+export type SoakAuth = {
+  env: Record<string, string>;
+  /** Grants `tracefetch-admin`, which refresh needs. */
+  admin: string;
+  /** A valid token without it. */
+  reader: string;
+};
+
+/** A key pair made for the run; the tokens outlive the run by an hour. */
+export async function soakAuth(minutes: number): Promise<SoakAuth> {
+  const key = await keyPair("EdDSA", "soak-1");
+  const exp = Math.floor(Date.now() / 1000) + Math.ceil(minutes * 60) + 3600;
+  return {
+    env: {
+      TRACEFETCH_AUTH_JWKS: JSON.stringify({ keys: [key.publicJwk] }),
+      TRACEFETCH_AUTH_ISSUER: ISSUER,
+      TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
+    },
+    admin: await sign(key, { scope: ADMIN_SCOPE, exp }),
+    reader: await sign(key, { scope: "tracefetch:docs", exp }),
+  };
+}
 
 /** What `stats` answers: requests received and answers begun but neither finished nor lost. */
 export type SoakProviderStats = Record<string, { requests: number; open: number }>;

@@ -1,9 +1,11 @@
 /**
  * `npm run soak -- --minutes 10`: runs the Node gateway, started as `npm start` starts it, against
- * seven misbehaving providers (bench/soak-providers.ts) under a steady mixed load
+ * seven misbehaving providers and a corpus that implements expand and refresh
+ * (bench/soak-providers.ts) under a steady mixed load of searches, expands, refreshes and MCP calls
  * (bench/soak-load.ts), prints a line every 10 s, and at the end checks what a long run should
- * leave behind: no crash, no escaped or internal error, every answer an envelope, no hung request,
- * no search still in flight, and no memory growth. Exits 1 when any check fails.
+ * leave behind: no crash, no escaped or internal error, every answer an envelope (or, from /mcp,
+ * a JSON-RPC answer whose tool results carry envelopes), no 5xx but the documented ones, no hung
+ * request, no search still in flight, and no memory growth. Exits 1 when any check fails.
  *
  * Options: --minutes N (default 10, fractions allowed), --rate N (requests due per second, default
  * 40), --seed N (the load's random choices), --json (the summary as JSON too).
@@ -36,6 +38,7 @@ import {
   REPORT_EVERY_MS,
   RSS_SAMPLE_EVERY_MS,
   SLOW_BODY_DEADLINE_MS,
+  soakAuth,
   soakManifest,
   type SoakProvidersInfo,
   type SoakProviderStats,
@@ -192,11 +195,14 @@ async function main(): Promise<number> {
   const providers = await startChild<SoakProvidersInfo>("soak providers", "./soak-providers.ts");
   const urls = providers.info.urls;
   const providerPorts = Object.values(urls).map((u) => Number(new URL(u).port));
+  // Caller tokens are verified with the run's own key: refresh needs one granting tracefetch-admin.
+  const auth = await soakAuth(options.minutes);
   const gateway = await startGateway({
     PORT: "0",
     HOST: "127.0.0.1",
     TRACEFETCH_MANIFEST: soakManifest(urls),
     TRACEFETCH_ALLOW_LOOPBACK: "1",
+    ...auth.env,
   });
   await providers.request("guard", gateway.pid);
   // An object, so the exit recorded in the callback is seen where the run reads it.
@@ -224,6 +230,7 @@ async function main(): Promise<number> {
     random: seeded(options.seed),
     tally,
     bodyDeadlineMs,
+    tokens: { admin: auth.admin, reader: auth.reader },
   });
   const samples: RssSample[] = [];
   const t0 = performance.now();
@@ -332,6 +339,12 @@ async function main(): Promise<number> {
       limit: "",
       ok: null,
     },
+    ...(["expand", "refresh", "mcp", "mcp-garbage"] as const).map((kind) => ({
+      measurement: `${kind} answers by code`,
+      value: codeSummary(tally.kindCodes.get(kind) ?? new Map()) || "none",
+      limit: "",
+      ok: null,
+    })),
     {
       measurement: "clients that left",
       value: `${count(CLIENT_ABORTED)} mid-search, ${count(SLOW_BODY_CLOSED)} stalled bodies`,
@@ -340,7 +353,7 @@ async function main(): Promise<number> {
     },
     {
       measurement: "latency p50 / p99 / max",
-      value: (["get", "post", "stream"] as const).map((k) =>
+      value: (["get", "post", "stream", "expand", "refresh", "mcp"] as const).map((k) =>
         `${k} ${latency[k]?.p50_ms} / ${latency[k]?.p99_ms} / ${latency[k]?.max_ms} ms`
       ).join("; "),
       limit: "",

@@ -1,7 +1,11 @@
 /**
- * `npm run fuzz`: the property tests at length on Node. 100,000 generated provider answers through
- * the gateway (tests/provider-fuzz.test.ts), then 100,000 generated search requests
- * (tests/request-property.test.ts), one suite after the other so each has the machine to itself.
+ * `npm run fuzz`: the property tests at length on Node, 100,000 runs each, one suite after the
+ * other so each has the machine to itself: generated provider answers to a search
+ * (tests/provider-fuzz.test.ts), generated search requests, GET against POST
+ * (tests/request-property.test.ts), generated requests to POST /v1/expand and /v1/refresh
+ * (tests/action-request-fuzz.test.ts), generated provider answers to expand and refresh
+ * (tests/action-answer-fuzz.test.ts) and generated JSON-RPC to POST /mcp
+ * (tests/mcp-fuzz.test.ts). On a 2-core machine the last three take about 5, 15 and 4 minutes.
  * TRACEFETCH_FUZZ_RUNS changes the count, TRACEFETCH_FUZZ_SEED replays a seed.
  * Exit 0: every suite passed; 1: some suite failed.
  */
@@ -11,7 +15,13 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 const RUNS = process.env.TRACEFETCH_FUZZ_RUNS || "100000";
-const SUITES = ["tests/provider-fuzz.test.ts", "tests/request-property.test.ts"];
+const SUITES = [
+  "tests/provider-fuzz.test.ts",
+  "tests/request-property.test.ts",
+  "tests/action-request-fuzz.test.ts",
+  "tests/action-answer-fuzz.test.ts",
+  "tests/mcp-fuzz.test.ts",
+];
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const failed: string[] = [];

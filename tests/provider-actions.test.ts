@@ -17,6 +17,7 @@ import { exaAdapter, githubAdapter, githubLocator } from "../src/builtins/mod.ts
 import { serveProvider } from "../src/kit/serve-provider.ts";
 import { MAX_EXPAND_TEXT_CHARS, TRUNCATION_MARKER } from "../src/protocol/limits.ts";
 import { ProviderError, type SearchAdapter } from "../src/protocol/provider-contract.ts";
+import { isRfc3339 } from "../src/protocol/provider-actions.ts";
 import { ByteBudget } from "../src/io/byte-budget.ts";
 import { httpProvider } from "../src/transport/http-provider.ts";
 import { exchangeOverFetch } from "../src/io/provider-exchange.ts";
@@ -633,5 +634,20 @@ describe("health of the SearXNG and OpenAlex providers", () => {
       const out = await inProcessProvider(adapter).health(call());
       assert.equal(out.kind === "answer" && out.answer.status, "degraded");
     });
+  });
+});
+
+describe("RFC 3339 date-times in action answers", () => {
+  it("a day past its month's end is refused, though Date.parse would roll it over", () => {
+    for (
+      const impossible of ["2025-02-30T10:00:00Z", "2025-04-31T00:00:00Z", "2025-02-29T00:00:00Z"]
+    ) {
+      assert.equal(isRfc3339(impossible), false, impossible);
+    }
+    for (
+      const real of ["2024-02-29T00:00:00Z", "2025-01-31T23:59:59.5+02:00", "2025-12-31 00:00:00Z"]
+    ) {
+      assert.equal(isRfc3339(real), true, real);
+    }
   });
 });

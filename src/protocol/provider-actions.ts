@@ -58,7 +58,13 @@ const RFC3339 =
   /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 export function isRfc3339(value: string): boolean {
-  return RFC3339.test(value) && !Number.isNaN(Date.parse(value.replace(" ", "T")));
+  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value.replace(" ", "T")))) return false;
+  // Date.parse rolls a day past its month's end into the next month ("02-30" is March 2nd): the
+  // day must exist in its month (RFC 3339 section 5.7).
+  const year = Number(value.slice(0, 4));
+  const month = Number(value.slice(5, 7));
+  const day = Number(value.slice(8, 10));
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 const rfc3339 = () =>

@@ -6,7 +6,7 @@
 import type { Command } from "../../protocol/codes.ts";
 import type { AttemptRecord, Envelope } from "../../protocol/envelope-schema.ts";
 import type { McpToolName, SearchToolResult } from "../../protocol/mcp-tools.ts";
-import { parseSearchRequest, type View } from "../../protocol/search-request.ts";
+import { parseSearchRequestText, type View } from "../../protocol/search-request.ts";
 import { parseExpandRequestText } from "../../protocol/action-request.ts";
 import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
 import { problemEnvelope } from "../../envelope/build-envelope.ts";
@@ -68,7 +68,11 @@ async function searchTool(
   signal: AbortSignal,
   onProgress: OnProgress | null,
 ): Promise<ToolEnvelope> {
-  const parsed = parseSearchRequest({ view: "merged", ...args });
+  // As JSON text, through the reader POST /v1/search uses: a lone surrogate is refused there too.
+  const parsed = parseSearchRequestText(
+    JSON.stringify({ view: "merged", ...args }),
+    "the arguments",
+  );
   if (!parsed.ok) {
     const { code, message, field } = parsed.problem;
     return problemEnvelope("search", code, who.requestId, message, field);
