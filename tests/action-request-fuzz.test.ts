@@ -34,18 +34,6 @@ import {
 /** A token that fails verification: well-formed, signed by no key the gateway knows. */
 const INVALID_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl";
 
-/**
- * The command an answer must name: the route's (docs/envelope.md). Known gap, reported and left to
- * the gateway's owners: the caller middleware names the command of a token it refuses by the path
- * (src/http/caller-middleware.ts, `commandOf`), which has no case for /v1/refresh, so that refusal
- * says "unknown". Either is taken until it says "refresh"; then drop "unknown" here.
- */
-function commandsOf(spec: ActionRequestSpec): string[] {
-  return spec.route === "refresh" && spec.token === "invalid"
-    ? ["refresh", "unknown"]
-    : [spec.route];
-}
-
 /** Gateway refusals that are the caller's access, not its input. */
 const ACCESS_CODES = ["token_invalid", "unauthorized", "forbidden", "insufficient_scope"];
 
@@ -85,7 +73,7 @@ describe("property: any request to POST /v1/expand or /v1/refresh gets the docum
         const what = `POST /v1/${spec.route} (${bytes.length} bytes)`;
         // The caller's own secrets may come back quoted in a refusal: only the providers' count.
         assertShown(answer, fixture.hosts, what, { secrets: false });
-        const envelope = assertEnvelopeAnswer(answer, commandsOf(spec), what);
+        const envelope = assertEnvelopeAnswer(answer, [spec.route], what);
         const shown = answer.text.slice(0, 500);
         assert.ok(
           expected.codes.includes(envelope.code),

@@ -110,6 +110,7 @@ describe("readSettings: one grammar per kind of value", () => {
       "TRACEFETCH_MANIFEST",
       "TRACEFETCH_AUTH_SECRET",
       "TRACEFETCH_SIGNING_JWK",
+      "TRACEFETCH_TRUSTED_PROXIES",
     ];
     for (const blank of ["", "  "]) {
       const env = Object.fromEntries(names.map((name) => [name, blank]));
@@ -139,6 +140,38 @@ describe("readSettings: one grammar per kind of value", () => {
       () => configFromEnv({ PORT: "65536" }),
       /PORT must be an integer from 0 to 65535/,
     );
+  });
+
+  it("TRACEFETCH_TRUSTED_PROXIES lists IPv4 and IPv6 addresses and CIDR ranges; a bad entry stops the start in one line naming it", () => {
+    const listed = configFromEnv({
+      TRACEFETCH_TRUSTED_PROXIES: " 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,, ",
+    }).trustedProxies;
+    // IPv4 ranges are held in the IPv4-mapped form: a /8 is the first 96 + 8 bits.
+    assert.deepEqual(listed.map((range) => range.bits), [104, 128, 8, 128]);
+    assert.deepEqual(configFromEnv({}).trustedProxies, []);
+    for (
+      const entry of [
+        "10.0.0.0/33",
+        "10.0.0/8",
+        "010.0.0.1",
+        "fd00::/129",
+        "fd00::1::2",
+        "proxy.internal",
+        "10.0.0.0/8/1",
+        "10.0.0.0/",
+        "10.0.0.1:80",
+      ]
+    ) {
+      assert.throws(
+        () => configFromEnv({ TRACEFETCH_TRUSTED_PROXIES: `10.0.0.1, ${entry}` }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message.startsWith("TRACEFETCH_TRUSTED_PROXIES must list IP addresses") &&
+          error.message.endsWith(`got ${JSON.stringify(entry)}`) &&
+          !error.message.includes("\n"),
+        entry,
+      );
+    }
   });
 
   it("a refused value is quoted on one line, however it is spelt", () => {

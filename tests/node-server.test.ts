@@ -6,8 +6,9 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
+import { servedPeerAddress } from "../src/runtime/launch.ts";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { exchange, open, type RawAnswer, readAnswer } from "./support/raw-http.ts";
@@ -16,6 +17,16 @@ const DEADLINE_MS = 1_000;
 /** Node checks deadlines once a second; allow that, plus scheduling on a loaded machine. */
 const SLACK_MS = 1_500;
 const HEALTHY = { title: "Deadline notes", locator: "https://example.org/deadline" };
+/** Addresses slow senders connect from, each under its own limit of bodies in reading. */
+const SENDERS = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
+
+/** A connection from `localAddress` (any of 127.0.0.0/8 is loopback on Linux). */
+function openFrom(port: number, localAddress: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: "127.0.0.1", localAddress }, () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
 
 function envelopeOf(answer: RawAnswer | null) {
   assert.ok(answer, "the server sent no answer");
@@ -31,6 +42,7 @@ describe("the Node server: every answer an envelope", { skip: "Deno" in globalTh
     provider = await startServer(answer("notes", "notes", [HEALTHY]));
     const app = gateway([{ name: "notes", endpoint: provider.url }], {
       settings: { bodyTimeoutMs: DEADLINE_MS },
+      ports: { peerAddress: servedPeerAddress },
     });
     server = await listen(app.fetch, "127.0.0.1", 0, {
       headersTimeoutMs: DEADLINE_MS,
@@ -42,12 +54,12 @@ describe("the Node server: every answer an envelope", { skip: "Deno" in globalTh
     await provider.close();
   });
 
-  it("200 slow request bodies neither take search slots nor lock callers out; each gets a 408 request_timeout envelope", async () => {
+  it(`200 slow request bodies from ${SENDERS.length} addresses neither take search slots nor lock callers out; each gets a 408 request_timeout envelope`, async () => {
     const slow: Socket[] = [];
     const answers: Array<Promise<RawAnswer | null>> = [];
     const opened = performance.now();
     for (let i = 0; i < 200; i++) {
-      const socket = await open(server.port);
+      const socket = await openFrom(server.port, SENDERS[i % SENDERS.length] as string);
       slow.push(socket);
       answers.push(readAnswer(socket, DEADLINE_MS * 2 + SLACK_MS * 2));
       const chunked = i % 2 === 1;

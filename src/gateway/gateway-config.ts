@@ -48,7 +48,16 @@ export type Ports = {
    * (Workers); the gateway builds the webhook sink itself.
    */
   traceSink?: TraceSink | undefined;
+  /**
+   * The address of the peer a request came from, as the runtime's server knows it: the socket's on
+   * Node and Deno, CF-Connecting-IP on Workers. It is given the request and what the server handed
+   * the app beside it (Hono's `c.env`). Absent, or null for a request: the address is unknown.
+   */
+  peerAddress?: PeerAddress | undefined;
 };
+
+/** Reads the peer's address of a request (Ports, `peerAddress`); null when it is not known. */
+export type PeerAddress = (request: Request, server: unknown) => string | null;
 
 export type ResolvedAuth = {
   /** Verifies caller tokens; null when no key source is configured (every caller is anonymous). */
@@ -68,6 +77,7 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins"> & {
   exchange: ProviderExchange;
   now: () => number;
   wallClock: () => number;
+  peerAddress: PeerAddress;
   /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
   mining: MiningConfig | null;
 };
@@ -101,6 +111,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     exchange: ports.exchange ?? exchangeOverFetch(fetchImpl),
     now: ports.now ?? (() => performance.now()),
     wallClock: ports.wallClock ?? (() => Date.now()),
+    peerAddress: ports.peerAddress ?? (() => null),
     mining,
   };
 }

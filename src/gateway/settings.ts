@@ -20,7 +20,8 @@ import {
   DEFAULT_TRACE_FILE_MAX_BYTES,
   DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
   HEARTBEAT_INTERVAL_MS,
-  MAX_BODIES_IN_READ,
+  MAX_BODIES_IN_READ_PER_CLIENT,
+  MAX_BODY_BYTES_IN_READ,
   MAX_SEARCH_BODY_BYTES,
   MAX_TRACE_WEBHOOK_TIMEOUT_MS,
 } from "../protocol/limits.ts";
@@ -31,7 +32,16 @@ import {
   validateManifest,
 } from "../protocol/validate-manifest.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
-import { type Env, flag, integer, origins, positive, text } from "./env-values.ts";
+import {
+  type AddressRange,
+  addressRanges,
+  type Env,
+  flag,
+  integer,
+  origins,
+  positive,
+  text,
+} from "./env-values.ts";
 
 /** Everything the environment configures, parsed, with the defaults applied. */
 export type EnvSettings = {
@@ -61,6 +71,8 @@ export type EnvSettings = {
   auth: AuthVariables;
   /** TRACEFETCH_MCP_ORIGINS: the browser origins `/mcp` accepts (docs/mcp.md), serialised. */
   mcpOrigins: string[];
+  /** TRACEFETCH_TRUSTED_PROXIES: proxies whose X-Forwarded-For is read; empty, it is ignored. */
+  trustedProxies: AddressRange[];
   /** TRACEFETCH_TRACE_* and TRACEFETCH_MINING_CONFIRMED (docs/security.md, "Search traces"). */
   mining: MiningVariables;
   /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
@@ -107,8 +119,10 @@ export type Settings = Omit<EnvSettings, "manifest" | "mining"> & {
   secrets: ReadonlyMap<string, string>;
   /** Search traces; null: this gateway records none whatever the variables say (the CLI's own runs). */
   mining: MiningVariables | null;
-  /** Request bodies read at once, counted apart from searches in flight. */
+  /** Request bodies one client address may have in reading at once, apart from searches. */
   maxBodiesInRead: number;
+  /** Bytes buffered across every request body being read. */
+  maxBodyBytesInRead: number;
   /** Decoded bytes one search may read across its attempts. */
   searchBudgetBytes: number;
   /** How often a streamed search sends a heartbeat while waiting. */
@@ -190,6 +204,7 @@ function parseEnv(env: Env): EnvSettings {
       gatewayIssuer: text(env, "TRACEFETCH_GATEWAY_ISSUER"),
     },
     mcpOrigins: origins(env, "TRACEFETCH_MCP_ORIGINS"),
+    trustedProxies: addressRanges(env, "TRACEFETCH_TRUSTED_PROXIES"),
     mining: {
       file: text(env, "TRACEFETCH_TRACE_FILE"),
       fileMaxBytes: positive(env, "TRACEFETCH_TRACE_FILE_MAX_BYTES") ??
@@ -228,7 +243,8 @@ function settingsWith(parsed: EnvSettings, input: ManifestInput, env: Env): Sett
     allowLoopback,
     manifest,
     secrets,
-    maxBodiesInRead: MAX_BODIES_IN_READ,
+    maxBodiesInRead: MAX_BODIES_IN_READ_PER_CLIENT,
+    maxBodyBytesInRead: MAX_BODY_BYTES_IN_READ,
     searchBudgetBytes: MAX_SEARCH_BODY_BYTES,
     heartbeatMs: HEARTBEAT_INTERVAL_MS,
     maxPendingConnections: null,

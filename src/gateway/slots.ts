@@ -1,6 +1,6 @@
 /**
- * A count of places with a limit (searches in flight, request bodies being read). Only a holder
- * gives a place back, and giving it back twice is harmless, so the count never drifts.
+ * A count of places with a limit (searches in flight). Only a holder gives a place back, and giving
+ * it back twice is harmless, so the count never drifts.
  */
 export class Slots {
   #taken = 0;

@@ -9,20 +9,27 @@ import type { Command } from "../protocol/codes.ts";
 import { ANONYMOUS, type Caller } from "../auth/caller.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { problemResponse } from "./respond.ts";
+import { ROUTES } from "./route-table.ts";
 
-export type GatewayEnv = { Variables: { requestId: string; caller: Caller } };
+/**
+ * What the routes read on the context: the request id, the caller, and the client address
+ * (client-address.ts), whom the request counts against where callers are bounded one by one.
+ */
+export type GatewayEnv = {
+  Variables: { requestId: string; caller: Caller; clientAddress: string };
+};
 
 /** Routes open to anyone even with TRACEFETCH_REQUIRE_AUTH: liveness and the keys providers need. */
 const OPEN_ROUTES = new Set(["/v1/status", "/.well-known/jwks.json"]);
 
+/** The command a path's envelopes carry: its route's (route-table.ts), else `unknown`. */
 export function commandOf(pathname: string): Command {
-  if (pathname === "/") return "index";
-  if (pathname === "/v1/search") return "search";
-  if (pathname === "/v1/providers") return "providers";
-  if (pathname === "/v1/status") return "status";
-  if (pathname === "/v1/expand") return "expand";
-  if (pathname.startsWith("/schemas/")) return "schema";
-  return "unknown";
+  const route = ROUTES.find(({ pattern }) =>
+    pattern.endsWith("/:file")
+      ? pathname.startsWith(pattern.slice(0, -":file".length))
+      : pathname === pattern
+  );
+  return route?.command ?? "unknown";
 }
 
 export function callerMiddleware(state: GatewayState): MiddlewareHandler<GatewayEnv> {

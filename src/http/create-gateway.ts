@@ -7,7 +7,7 @@
 import { Hono } from "hono/tiny";
 import type { Context } from "hono";
 import type { Command } from "../protocol/codes.ts";
-import { MAX_REQUEST_BODY_BYTES, REQUEST_ID_PATTERN } from "../protocol/limits.ts";
+import { REQUEST_ID_PATTERN } from "../protocol/limits.ts";
 import type { ParsedSearchRequest } from "../protocol/search-request.ts";
 import { serverTiming } from "../envelope/search-envelope.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
@@ -15,10 +15,10 @@ import { type Ports, resolveConfig } from "../gateway/gateway-config.ts";
 import type { Settings } from "../gateway/settings.ts";
 import { GatewayState } from "../gateway/gateway-state.ts";
 import type { ActionAsk } from "../gateway/action-run.ts";
-import { overloaded } from "../gateway/search-run.ts";
-import { Slots } from "../gateway/slots.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
 import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
+import { clientAddressMiddleware } from "./client-address.ts";
+import { BodiesInRead, bodyReader } from "./request-bodies.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
 import { registerPage } from "./page-route.ts";
 import { registerDocsRoutes } from "./docs-routes.ts";
@@ -26,7 +26,6 @@ import { prettyJson } from "./pretty-json.ts";
 import { afterAnswer } from "./after-answer.ts";
 import { ROUTES } from "./route-table.ts";
 import { envelopeResponse, problemResponse } from "./respond.ts";
-import { type BodyRead, readRequestBody } from "./read-request-body.ts";
 import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-input.ts";
 import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
@@ -54,12 +53,6 @@ const loadActionRequests = () => (actionRequests ??= import("../protocol/action-
 let mcpEndpoint: Promise<typeof import("./mcp/mcp-endpoint.ts")> | null = null;
 const loadMcp = () => (mcpEndpoint ??= import("./mcp/mcp-endpoint.ts"));
 
-const BODY_PROBLEMS: Record<Exclude<BodyRead, { ok: true }>["code"], string> = {
-  body_too_large: `the body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`,
-  request_timeout: "the request body did not arrive in time; send it promptly and retry",
-  bad_request: "the request body was broken off before it ended",
-};
-
 export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(settings, ports));
   const app = new Hono<GatewayEnv>();
@@ -72,6 +65,8 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
     );
     await next();
   });
+  // Before any route: whom the request counts against where callers are bounded one by one.
+  app.use("*", clientAddressMiddleware(state.config));
   // Around everything after the request id, so a 404, a 405 or a refused token is indented too.
   app.use("*", prettyJson());
   app.use("*", async (c, next) => {
@@ -103,8 +98,8 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
   registerDocsRoutes(app, ports.apiDocs ?? null);
   app.use("*", callerMiddleware(state));
 
-  /** Bodies being read, counted apart from searches so a slow sender never holds a search slot. */
-  const bodies = new Slots(state.config.maxBodiesInRead);
+  const { maxBodiesInRead, maxBodyBytesInRead, bodyTimeoutMs } = state.config;
+  const readBody = bodyReader(new BodiesInRead(maxBodiesInRead, maxBodyBytesInRead), bodyTimeoutMs);
 
   /** Hands a read request to the gateway, which plans it and only then takes an in-flight slot. */
   const search = async (
@@ -133,39 +128,6 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       ({ completed, envelope }) =>
         envelopeResponse(envelope, { "server-timing": serverTiming(completed) }),
     );
-  };
-
-  /**
-   * Reads a POST body within its cap and deadline, holding a body slot meanwhile; the bytes, or
-   * the answer that refuses them.
-   */
-  const readBody = async (
-    c: Context<GatewayEnv>,
-    command: Command,
-  ): Promise<Uint8Array | Response> => {
-    const requestId = c.get("requestId");
-    const reading = bodies.tryTake();
-    if (reading === null) {
-      const envelope = overloaded(
-        requestId,
-        "the gateway is at its limit of request bodies being read",
-      );
-      return envelopeResponse({ ...envelope, command });
-    }
-    let body: BodyRead;
-    try {
-      body = await readRequestBody(c.req.raw, MAX_REQUEST_BODY_BYTES, state.config.bodyTimeoutMs);
-    } finally {
-      reading();
-    }
-    if (!body.ok) {
-      // The rest of the body was never read, so the connection cannot carry another request.
-      return envelopeResponse(
-        problemEnvelope(command, body.code, requestId, BODY_PROBLEMS[body.code]),
-        { connection: "close" },
-      );
-    }
-    return body.bytes;
   };
 
   app.post("/v1/search", async (c) => {

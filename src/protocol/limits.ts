@@ -38,13 +38,6 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
-/**
- * Request bodies being read at once. Reading is counted apart from searches in flight, so slow
- * senders cannot take search slots; this bounds their memory (each body is at most 1 MiB) while
- * leaving room for many more honest bodies than there are search slots.
- */
-export const MAX_BODIES_IN_READ = 256;
-
 /** How often Node checks the header and request deadlines: its 30 s default would let them overrun. */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
@@ -395,3 +388,41 @@ export const MIN_PLACE_TIME_SHARE = 0.1;
  * whole provider timeout would leave the provider idle.
  */
 export const PLACE_RETRY_AFTER_MS = 1_000;
+
+/**
+ * Request bodies one client address may have in reading at once: an agent's parallel calls, or a
+ * small office behind one NAT, fit with room; a client holding more slow bodies open than this
+ * locks out only itself.
+ */
+export const MAX_BODIES_IN_READ_PER_CLIENT = 32;
+
+/**
+ * Bytes buffered across every request body being read, charged as they arrive and given back when
+ * the read ends: 64 bodies at the 1 MiB cap, within what a 128 MB Workers isolate can spare beside
+ * its searches. Slow senders cost what they sent, not a place each; a body that would pass this is
+ * refused like a full gateway, 429 `overloaded`.
+ */
+export const MAX_BODY_BYTES_IN_READ = 64 * 1_048_576;
+
+/**
+ * A refused request body of at most this many bytes in all (over its cap, or over the bytes in
+ * reading) is read to its end and dropped before the refusal is sent, never buffered: a socket
+ * closed with bytes unread is reset by the kernel, and a client that reads only once it has sent
+ * would get the reset instead of its 413. Half the cap again covers a body that is a little too
+ * large (a 1 MiB document with its JSON around it); a larger one is cancelled once this much is
+ * read, as reading it to its end would cost more than its sender's reset.
+ */
+export const MAX_DRAINED_BODY_BYTES = MAX_REQUEST_BODY_BYTES + MAX_REQUEST_BODY_BYTES / 2;
+
+/**
+ * How long the rest of a refused body is read and dropped, within the body's own deadline: the
+ * at most 512 KiB still to come arrives in 2 s at about 2 Mbit/s; a slower sender is cut off.
+ */
+export const BODY_DRAIN_MS = 2_000;
+
+/**
+ * An IPv6 client counts by its first 64 bits: a subscriber is given at least a /64 and a host picks
+ * any address in it at will (RFC 4941 temporary addresses), so a longer prefix would let one host
+ * be countless clients.
+ */
+export const CLIENT_IPV6_PREFIX_BITS = 64;

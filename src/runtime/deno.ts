@@ -6,6 +6,7 @@ import { ConfigError } from "../protocol/config-error.ts";
 import { readSettings } from "../gateway/settings.ts";
 import { launch, type Listen } from "./launch.ts";
 
+/** Deno.serve hands the handler its ServeInfo (launch.ts), the peer's address within. */
 const listen: Listen = (fetch, hostname, port) =>
   new Promise((resolve) => {
     const server = Deno.serve({

@@ -12,7 +12,7 @@ import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
 import { installedViewer } from "./api-docs-viewer.ts";
 import { ConfigError } from "../protocol/config-error.ts";
-import type { Ports } from "../gateway/gateway-config.ts";
+import type { PeerAddress, Ports } from "../gateway/gateway-config.ts";
 import type { ReadSettings } from "../gateway/settings.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
 import {
@@ -24,8 +24,20 @@ import {
 import { openTraceFile } from "./trace-file-sink.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
+
+/**
+ * What a listener hands the app beside each request (Hono's `c.env`): the shape Deno.serve gives
+ * its handler, which Node's listener (node-listen.ts) gives too, so one port reads the peer's
+ * address on both.
+ */
+export type ServeInfo = { remoteAddr: { hostname?: string | undefined } };
+
+/** The peer port (Ports, `peerAddress`) of a gateway served by a Listen: the socket's address. */
+export const servedPeerAddress: PeerAddress = (_request, server) =>
+  (server as Partial<ServeInfo> | undefined)?.remoteAddr?.hostname ?? null;
+
 export type Listen = (
-  fetch: (request: Request) => Response | Promise<Response>,
+  fetch: (request: Request, info?: ServeInfo) => Response | Promise<Response>,
   hostname: string,
   port: number,
   deadlines?: { headersTimeoutMs?: number; bodyTimeoutMs?: number },
@@ -72,6 +84,7 @@ export async function launch(
       apiDocs: (settings.apiDocs ?? true) ? installedViewer() : null,
       onWarning: (line) => warnings.push(line),
       traceSink,
+      peerAddress: servedPeerAddress,
     });
     let gateway: Served;
     try {

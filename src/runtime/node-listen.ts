@@ -19,6 +19,7 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
 } from "../protocol/limits.ts";
 import { problemAnswer, problemResponse } from "../http/respond.ts";
+import type { ServeInfo } from "./launch.ts";
 
 export type Listening = {
   server: Server;
@@ -35,20 +36,25 @@ export type ListenOptions = {
 
 /** Port 0 lets the system pick a free port, so two launchers side by side never clash. */
 export function listen(
-  fetch: (request: Request) => Response | Promise<Response>,
+  fetch: (request: Request, info?: ServeInfo) => Response | Promise<Response>,
   hostname = "127.0.0.1",
   port = 0,
   options: ListenOptions = {},
 ): Promise<Listening> {
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const bodyTimeout = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
-  const served = getRequestListener(fetch, {
-    hostname,
-    // Hono's adapter answers a bare 400 for a target it cannot turn into a URL (`OPTIONS *`,
-    // a backslash in the path, a bad Host): answer an envelope instead.
-    errorHandler: (error) =>
-      problemResponse("unknown", "bad_request", crypto.randomUUID(), requestProblem(error)),
-  });
+  // Handed what Deno.serve hands its handler, so one peer port reads both (launch.ts).
+  const served = getRequestListener(
+    (request, { incoming }) =>
+      fetch(request, { remoteAddr: { hostname: incoming.socket.remoteAddress } }),
+    {
+      hostname,
+      // Hono's adapter answers a bare 400 for a target it cannot turn into a URL (`OPTIONS *`,
+      // a backslash in the path, a bad Host): answer an envelope instead.
+      errorHandler: (error) =>
+        problemResponse("unknown", "bad_request", crypto.randomUUID(), requestProblem(error)),
+    },
+  );
   const server = createServer({
     headersTimeout,
     requestTimeout: headersTimeout + bodyTimeout,

@@ -49,6 +49,8 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         },
         apiDocs: settings.apiDocs === true ? bundledViewer : null,
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
+        // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
+        peerAddress: (request) => request.headers.get("cf-connecting-ip"),
       }),
     };
   } catch (error) {
