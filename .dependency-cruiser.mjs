@@ -33,6 +33,7 @@ export const LAYERS = [
   },
   { name: "http", folders: ["src/http"] },
   { name: "gateway", folders: ["src/gateway"] },
+  { name: "shared state", folders: ["src/state"] },
   { name: "builtins", folders: ["src/builtins"] },
   { name: "kit", folders: ["src/kit"] },
   { name: "envelope and auth", folders: ["src/envelope", "src/auth"] },

@@ -151,10 +151,12 @@ async function attempt(
     const broken = protocolError("schema_violation", "the answer could not be sanitised");
     record = toRecord(spec, { kind: "failure", ...broken }, request.limit, latency, undefined);
   }
-  const note = search.suspension?.settle(spec, record, {
+  const settled = search.suspension?.settle(spec, record, {
     reached: reached && !(queue?.lost ?? false),
     waited: gate.waited || (queue?.waited ?? false),
   }) ?? "";
+  // A shared store answers later, and only when the attempt could change a breaker.
+  const note = typeof settled === "string" ? settled : await settled.catch(() => "");
   if (note !== "") record.message += note;
   return record;
 }

@@ -1,8 +1,9 @@
 /**
  * Provider suspension (docs/protocol.md, "Suspension"): a provider that keeps failing, or that asks
- * for a wait, is left out of searches for a while instead of being called on every one. The state
- * lives in one gateway instance (on Workers, in one isolate), is read by the planner and written by
- * the fan-out, one verdict per attempt, and by the gateway's own probes.
+ * for a wait, is left out of searches for a while instead of being called on every one. Each
+ * provider's breaker (breaker.ts) is kept by the gateway's shared state (one instance's memory, or
+ * a store its instances share), read by the planner and stepped by the fan-out, one verdict per
+ * attempt, and by the gateway's own probes. This file is how a search reads and reports to it.
  *
  * Per provider: closed (contacted), suspended (skipped until a time), then half-open (skipped until
  * the gateway's probe answers). A caller's query never decides a suspension: five consecutive
@@ -18,13 +19,12 @@
 import type { AttemptRecord } from "../protocol/envelope-schema.ts";
 import {
   MAX_SUSPENSION_MS,
-  SUSPEND_AFTER_FAILURES,
-  SUSPENSION_BASE_MS,
   SUSPENSION_PROBE_GRACE_MS,
   SUSPENSION_PROBE_TIMEOUT_MS,
 } from "../protocol/limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { Failure } from "../transport/failure.ts";
+import { type Breaker, type BreakerEffect, heldUntil, type Verdict } from "./breaker.ts";
 
 /** What our own queues did to an attempt (see QueueWatch). */
 export type Queued = {
@@ -46,17 +46,11 @@ export type SuspensionView =
 export interface AttemptWatch {
   /**
    * Records how an attempt ended. Returns text to append to the attempt's message when this
-   * attempt suspended its provider or set off the gateway's probe of it, else "".
+   * attempt suspended its provider or set off the gateway's probe of it, else "": at once when
+   * nothing needs the store, else once the store has answered.
    */
-  settle(spec: ProviderSpec, record: AttemptRecord, queues: Queued): string;
+  settle(spec: ProviderSpec, record: AttemptRecord, queues: Queued): string | Promise<string>;
 }
-
-/** How one attempt or probe counts. */
-export type Verdict =
-  | { kind: "success" }
-  | { kind: "failure"; waitMs: number | null }
-  /** Neither: caused locally, or a failure no retry fixes (the provider answered). */
-  | { kind: "neutral" };
 
 /** The gateway's own probe of one provider, claimed: the only one in flight for it. */
 export type ProbeClaim = {
@@ -70,190 +64,46 @@ export type ProbeClaim = {
 /** Runs a claimed probe in the background; it must settle the claim, never throw. */
 export type StartProbe = (claim: ProbeClaim) => void;
 
-/** A time by the injected clock and by the wall clock. */
-type Moment = { at: number; wall: number };
-
-const CLOSED = { failures: 0, backoffs: 0, until: null, untilWall: 0, epoch: 0, probe: null };
-
-type Breaker = {
-  /** Retryable failures the provider caused since its last success. */
-  failures: number;
-  /** Suspensions by backoff since its last success: the n of 5 s × 2^(n-1). */
-  backoffs: number;
-  /** The end of the current suspension (by the injected clock), or null when closed. */
-  until: number | null;
-  untilWall: number;
-  /** Moves on every suspension and reset: a probe claimed in another epoch proves nothing now. */
-  epoch: number;
-  /** The end of the claim of the gateway's probe in flight (to confirm failures or to resume). */
-  probe: Moment | null;
-  /** How long a claim of this provider's probe lasts: its deadline and the grace before it starts. */
-  claimMs: number;
-};
-
-export class Suspensions {
-  readonly #breakers = new Map<string, Breaker>();
-
-  /**
-   * `now` is the gateway's clock (monotonic, injectable in tests); `wallNow` turns its times into
-   * the RFC 3339 `until` callers see, fixed once when a suspension or a probe starts.
-   */
-  constructor(
-    private readonly now: () => number,
-    private readonly wallNow: () => number,
-  ) {}
-
-  /** Why the planner must skip this provider now, or null when a search may contact it. */
-  check(spec: ProviderSpec): SuspendedNow | null {
-    const b = this.#breakers.get(spec.name);
-    if (b === undefined) return null;
-    const t = this.now();
-    const held = this.#heldUntil(b, t);
-    return held === null ? null : { until: iso(held.wall), inMs: Math.ceil(held.at - t) };
-  }
-
-  /**
-   * Starts watching one admitted search. Every provider among `skipped` whose suspension has
-   * ended and that no probe is out for gets the gateway's probe now, through `start`; the
-   * search's own failures may start one later. Call it in the same turn as the plan.
-   */
-  watch(skipped: readonly ProviderSpec[], start: StartProbe): AttemptWatch {
-    const t = this.now();
-    for (const spec of skipped) {
-      const b = this.#breakers.get(spec.name);
-      if (b !== undefined && b.until !== null && t >= b.until) this.#claim(b, spec, start);
-    }
-    return { settle: (spec, record, queues) => this.#settle(spec, record, queues, start) };
-  }
-
-  /** The provider's suspension as `/v1/status` reports it. */
-  view(name: string): SuspensionView {
-    const b = this.#breakers.get(name);
-    if (b === undefined) return { state: "ready", consecutiveFailures: 0 };
-    const consecutiveFailures = b.failures;
-    const held = this.#heldUntil(b, this.now());
-    if (held === null) return { state: "ready", consecutiveFailures };
-    return { state: "suspended", until: iso(held.wall), consecutiveFailures };
-  }
-
-  /** Until when a suspended provider is skipped, or null when it is closed. */
-  #heldUntil(b: Breaker, t: number): Moment | null {
-    if (b.until === null) return null;
-    if (t < b.until) return { at: b.until, wall: b.untilWall };
-    if (this.#probing(b, t)) return b.probe;
-    // Half-open with no probe yet: the search that sees this starts one, which answers by then.
-    return { at: t + b.claimMs, wall: this.wallNow() + b.claimMs };
-  }
-
-  #settle(spec: ProviderSpec, record: AttemptRecord, queues: Queued, start: StartProbe): string {
-    const verdict = judge(record, queues);
-    let b = this.#breakers.get(spec.name);
-    if (b === undefined) {
-      if (verdict.kind !== "failure") return "";
-      b = { ...CLOSED, claimMs: probeDeadlineMs(spec) + SUSPENSION_PROBE_GRACE_MS };
-      this.#breakers.set(spec.name, b);
-    }
-    // While suspended only the gateway's probe counts: attempts sent before say nothing new.
-    if (b.until !== null) return "";
-    switch (verdict.kind) {
-      case "success":
-        this.#reset(spec.name, b);
-        return "";
-      case "neutral":
-        return "";
-      case "failure": {
-        b.failures++;
-        // A wait is the provider's own word about all of it, so it needs no confirming.
-        if (verdict.waitMs !== null) {
-          this.#suspend(b, verdict.waitMs);
-          return `; suspended for ${seconds(verdict.waitMs)} as it asked`;
-        }
-        if (b.failures >= SUSPEND_AFTER_FAILURES && this.#claim(b, spec, start)) {
-          return `; ${b.failures} consecutive failures: the gateway probes it before suspending it`;
-        }
-        return "";
-      }
-      default: {
-        const never: never = verdict;
-        throw new Error(`unhandled verdict ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  /** Claims the provider's one probe and starts it; false when a probe is already out. */
-  #claim(b: Breaker, spec: ProviderSpec, start: StartProbe): boolean {
-    const t = this.now();
-    if (this.#probing(b, t)) return false;
-    const probe: Moment = { at: t + b.claimMs, wall: this.wallNow() + b.claimMs };
-    b.probe = probe;
-    const epoch = b.epoch;
-    const deadline = probeDeadlineMs(spec);
-    start({
-      spec,
-      deadlineMs: () => Math.max(0, Math.min(deadline, probe.at - this.now())),
-      settle: (verdict) => this.#probed(spec.name, probe, epoch, verdict),
-    });
-    return true;
-  }
-
-  #probed(name: string, probe: Moment, epoch: number, verdict: Verdict): void {
-    const b = this.#breakers.get(name);
-    if (b === undefined || b.probe !== probe) return;
-    b.probe = null;
-    const t = this.now();
-    // Claimed to confirm (closed) or to end a suspension (half-open), and that state still holds.
-    const current = b.epoch === epoch && (b.until === null || t >= b.until);
-    if (!current) {
-      if (b.until === null && b.failures === 0) this.#breakers.delete(name);
-      return;
-    }
-    switch (verdict.kind) {
-      case "success":
-        this.#breakers.delete(name);
-        return;
-      case "neutral":
-        // It proved nothing: the next failure, or the next search while half-open, probes again.
-        return;
-      case "failure": {
-        b.failures++;
-        b.backoffs++;
-        this.#suspend(b, Math.max(backoffMs(b.backoffs), verdict.waitMs ?? 0));
-        return;
-      }
-      default: {
-        const never: never = verdict;
-        throw new Error(`unhandled verdict ${JSON.stringify(never)}`);
-      }
-    }
-  }
-
-  /** One success resets everything; a probe still out keeps its place, so no second one starts. */
-  #reset(name: string, b: Breaker): void {
-    if (!this.#probing(b, this.now())) {
-      this.#breakers.delete(name);
-      return;
-    }
-    b.failures = 0;
-    b.backoffs = 0;
-    b.until = null;
-    b.epoch++;
-  }
-
-  #suspend(b: Breaker, ms: number): void {
-    b.until = this.now() + ms;
-    b.untilWall = this.wallNow() + ms;
-    b.epoch++;
-  }
-
-  #probing(b: Breaker, t: number): boolean {
-    return b.probe !== null && t < b.probe.at;
-  }
+/** How long a claim of a provider's probe lasts: its deadline and the grace before it starts. */
+export function claimMs(spec: ProviderSpec): number {
+  return probeDeadlineMs(spec) + SUSPENSION_PROBE_GRACE_MS;
 }
 
-/** The n-th suspension by backoff: 5 s doubled each time, at most MAX_SUSPENSION_MS. */
-export function backoffMs(n: number): number {
-  // Past 2^1023 the power is Infinity, which the cap still bounds.
-  return Math.min(MAX_SUSPENSION_MS, SUSPENSION_BASE_MS * 2 ** Math.max(0, n - 1));
+/** Why the planner must skip a provider at the moment of a read, or null. */
+export function suspendedNow(read: BreakerRead, spec: ProviderSpec): SuspendedNow | null {
+  const held = heldUntil(read.breaker, read, claimMs(spec));
+  return held === null
+    ? null
+    : { until: iso(held.wall), inMs: Math.max(0, Math.ceil(held.now - read.now)) };
+}
+
+/** A provider's suspension as `/v1/status` reports it, at the moment of a read. */
+export function suspensionView(read: BreakerRead, spec: ProviderSpec): SuspensionView {
+  const consecutiveFailures = read.breaker?.failures ?? 0;
+  const held = heldUntil(read.breaker, read, claimMs(spec));
+  if (held === null) return { state: "ready", consecutiveFailures };
+  return { state: "suspended", until: iso(held.wall), consecutiveFailures };
+}
+
+/** A breaker as read at one moment: by the clock it is kept by, and by the wall clock. */
+export type BreakerRead = { breaker: Breaker | null; now: number; wall: number };
+
+/** The note an attempt's message ends with when its step suspended the provider or claimed a probe. */
+export function stepNote(effect: BreakerEffect): string {
+  switch (effect.kind) {
+    case "none":
+      return "";
+    case "waiting":
+      return `; suspended for ${seconds(effect.ms)} as it asked`;
+    case "claimed":
+      return effect.confirm
+        ? `; ${effect.failures} consecutive failures: the gateway probes it before suspending it`
+        : "";
+    default: {
+      const never: never = effect;
+      throw new Error(`unhandled breaker effect ${JSON.stringify(never)}`);
+    }
+  }
 }
 
 /** A probe's deadline: its own, and never more than a search would give the provider. */

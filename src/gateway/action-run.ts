@@ -35,7 +35,7 @@ export type ActionHost = {
   readonly config: ResolvedConfig;
   visibleTo(caller: Caller): ProviderSpec[];
   unavailable(spec: ProviderSpec): SkipReason | null;
-  suspensionOf(name: string): SuspensionView;
+  suspensionOf(spec: ProviderSpec): Promise<SuspensionView>;
   /** Why the provider's protocol majors rule it out (describe), or null. */
   versionProblem(spec: ProviderSpec): string | null;
   /** Whether the provider's describe lists an action; undefined when not known. */
@@ -56,7 +56,7 @@ export async function runExpand(
   ask: ActionAsk<ExpandAsk>,
 ): Promise<Envelope> {
   const { request, requestId } = ask;
-  const target = actionTarget(host, "expand", request.provider, ask.caller, requestId);
+  const target = await actionTarget(host, "expand", request.provider, ask.caller, requestId);
   if (!target.ok) return target.envelope;
   const spec = target.spec;
   const placed = await withProvider(
@@ -111,7 +111,7 @@ export async function runRefresh(
       `the token does not grant ${ADMIN_SCOPE}, which refresh needs`,
     );
   }
-  const target = actionTarget(host, "refresh", ask.request.provider, caller, requestId);
+  const target = await actionTarget(host, "refresh", ask.request.provider, caller, requestId);
   if (!target.ok) return target.envelope;
   const spec = target.spec;
   const placed = await withProvider(
@@ -146,13 +146,13 @@ export async function runRefresh(
  * The provider an expand or refresh names, if this caller may use it now; else the envelope
  * that says why, with the codes a search naming it would get.
  */
-function actionTarget(
+async function actionTarget(
   host: ActionHost,
   command: Command,
   name: string,
   caller: Caller,
   requestId: string,
-): { ok: true; spec: ProviderSpec } | { ok: false; envelope: Envelope } {
+): Promise<{ ok: true; spec: ProviderSpec } | { ok: false; envelope: Envelope }> {
   const refuse = (code: Parameters<typeof problemEnvelope>[1], message: string) => ({
     ok: false as const,
     envelope: problemEnvelope(command, code, requestId, message, "provider"),
@@ -195,9 +195,9 @@ function actionTarget(
   }
   const versionProblem = host.versionProblem(spec);
   if (versionProblem !== null) return failed(versionProblem);
-  const held = host.suspensionOf(spec.name);
+  const held = await host.suspensionOf(spec);
   if (held.state === "suspended") {
-    const inMs = Math.max(0, Date.parse(held.until) - host.config.now());
+    const inMs = Math.max(0, Date.parse(held.until) - host.config.wallClock());
     return failed(`provider "${spec.name}" is suspended until ${held.until}`, inMs);
   }
   return { ok: true, spec };

@@ -17,6 +17,8 @@ import {
 import type { Settings } from "./settings.ts";
 import { type MiningConfig, resolveMining } from "./mining/mining-config.ts";
 import type { TraceSink } from "./mining/sink.ts";
+import type { SharedState } from "../state/shared-state.ts";
+import { MemoryState } from "../state/memory-state.ts";
 
 /**
  * Gives the script of the API reference viewer (Scalar's standalone browser bundle), read once
@@ -34,6 +36,8 @@ export type Ports = {
   now?: (() => number) | undefined;
   /** The wall clock, epoch milliseconds, for times callers read (RFC 3339); else Date.now. */
   wallClock?: (() => number) | undefined;
+  /** What this instance shares with the others (src/state); else its own memory. */
+  state?: SharedState | undefined;
   /** In-process adapters for the reserved names; a listed built-in without one is skipped as not_configured. */
   builtins?: Partial<Record<BuiltinName, SearchAdapter>> | undefined;
   /**
@@ -77,6 +81,7 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins"> & {
   exchange: ProviderExchange;
   now: () => number;
   wallClock: () => number;
+  state: SharedState;
   peerAddress: PeerAddress;
   /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
   mining: MiningConfig | null;
@@ -98,6 +103,8 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     onWarning,
   });
   const { auth: _variables, builtins: _keys, ...rest } = settings;
+  const now = ports.now ?? (() => performance.now());
+  const wallClock = ports.wallClock ?? (() => Date.now());
   return {
     ...rest,
     auth: {
@@ -109,8 +116,9 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     builtins: ports.builtins ?? {},
     fetch: fetchImpl,
     exchange: ports.exchange ?? exchangeOverFetch(fetchImpl),
-    now: ports.now ?? (() => performance.now()),
-    wallClock: ports.wallClock ?? (() => Date.now()),
+    now,
+    wallClock,
+    state: ports.state ?? new MemoryState({ now, wall: wallClock }),
     peerAddress: ports.peerAddress ?? (() => null),
     mining,
   };

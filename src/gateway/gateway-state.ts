@@ -6,7 +6,8 @@ import type { SkipReason } from "../protocol/codes.ts";
 import type { Decision, Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { planSearch } from "../core/plan.ts";
-import { Suspensions, type SuspensionView } from "../core/suspension.ts";
+import type { SuspensionView } from "../core/suspension.ts";
+import { type BreakerReads, Suspensions } from "./suspensions.ts";
 import type { SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../io/gate.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
@@ -68,9 +69,7 @@ export class GatewayState {
   constructor(readonly config: ResolvedConfig) {
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#searches = new Slots(config.maxInflight);
-    this.#suspensions = config.suspendProviders
-      ? new Suspensions(config.now, config.wallClock)
-      : null;
+    this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
       ? new Descriptions(config.now, (spec) => this.#client(spec))
       : null;
@@ -91,7 +90,6 @@ export class GatewayState {
       manifest: config.manifest,
       maxProviders: config.maxProviders,
       unavailable: (spec) => this.unavailable(spec),
-      suspended: (spec) => this.#suspensions?.check(spec) ?? null,
       versionProblem: descriptions ? (spec) => descriptions.versionProblem(spec) : undefined,
       acceptsFilters: descriptions ? (spec) => descriptions.filtersOf(spec) : undefined,
       clientFor: (spec) => this.#client(spec),
@@ -104,7 +102,7 @@ export class GatewayState {
       config,
       visibleTo: (caller) => this.visibleTo(caller),
       unavailable: (spec) => this.unavailable(spec),
-      suspensionOf: (name) => this.suspensionOf(name),
+      suspensionOf: (spec) => this.suspensionOf(spec),
       versionProblem: (spec) => descriptions?.versionProblem(spec) ?? null,
       declares: (spec, action) => descriptions?.declares(spec, action),
       client: (spec) => this.#client(spec),
@@ -124,21 +122,36 @@ export class GatewayState {
    * it an in-flight slot and starts its fan-out. Call it only once the request was read and
    * validated, so a slow or broken sender never holds a slot.
    */
-  admit(ask: SearchAsk): Admission {
+  admit(ask: SearchAsk): Admission | Promise<Admission> {
     const deps = this.#depsFor(ask.caller);
     // Suspensions left out: who may share a search must not change as providers come and go.
-    const steady = planSearch(ask.request, { ...deps, suspended: undefined });
+    const steady = planSearch(ask.request, deps);
     if (!steady.ok) return refused(steady.problem, ask.requestId);
-    const key = searchIdentity(
-      ask.request,
-      ask.caller,
-      this.#considered(steady.plan.decision),
-    );
+    const considered = this.#considered(steady.plan.decision);
+    const key = searchIdentity(ask.request, ask.caller, considered);
+    const joined = this.#join(key, ask);
+    if (joined !== null) return joined;
+    if (this.#suspensions === null) return this.#start(ask, deps, key, new Map());
+    const reads = this.#suspensions.read(considered);
+    // A store's answer arrives later: an identical search may have started meanwhile.
+    return reads instanceof Promise
+      ? reads.then((r) => this.#join(key, ask) ?? this.#start(ask, deps, key, r))
+      : this.#start(ask, deps, key, reads);
+  }
+
+  /** Joins an identical search in flight on this instance, or null when there is none. */
+  #join(key: string, ask: SearchAsk): Admission | null {
     const joined = this.#flights.get(key);
-    if (joined !== undefined) {
-      return { ok: true, search: admitted(joined, ask, true, null, this.mining) };
-    }
-    const planned = planSearch(ask.request, deps);
+    if (joined === undefined) return null;
+    return { ok: true, search: admitted(joined, ask, true, null, this.mining) };
+  }
+
+  /** Plans the search with the providers' breakers as read, and starts its fan-out. */
+  #start(ask: SearchAsk, deps: SearchDeps, key: string, reads: BreakerReads): Admission {
+    const planned = planSearch(ask.request, {
+      ...deps,
+      suspended: (spec) => Suspensions.check(reads, spec),
+    });
     if (!planned.ok) return refused(planned.problem, ask.requestId);
     const release = this.#searches.tryTake();
     if (release === null) {
@@ -154,6 +167,7 @@ export class GatewayState {
     // In the same turn as the plan, so no other search can claim the same probe.
     const suspension = this.#suspensions?.watch(
       this.#heldBack(plan.decision),
+      reads,
       (claim) => background.run(() => runProbe(this.#probes, claim)),
     );
     const flight: Flight = new Flight({ request, plan, deps, requestId, suspension }, () => {
@@ -184,7 +198,7 @@ export class GatewayState {
 
   /** Admits and runs a search, and answers with its envelope (the CLI's in-process search). */
   async search(ask: SearchAsk, options: RunOptions): Promise<Envelope> {
-    const admission = this.admit(ask);
+    const admission = await this.admit(ask);
     if (!admission.ok) return admission.envelope;
     return await admission.search.run(options, (run) => run.envelope);
   }
@@ -217,7 +231,7 @@ export class GatewayState {
         if (reason !== null) {
           return { name: p.name, state: reason === "disabled" ? "disabled" : "not_configured" };
         }
-        const held = this.suspensionOf(p.name);
+        const held = await this.suspensionOf(p);
         const state: ProviderState = held.state === "suspended"
           ? { name: p.name, state: "suspended", until: held.until }
           : { name: p.name, state: "ready" };
@@ -235,8 +249,8 @@ export class GatewayState {
   }
 
   /** A provider's suspension, as `/v1/status` shows it. */
-  suspensionOf(name: string): SuspensionView {
-    return this.#suspensions?.view(name) ?? { state: "ready", consecutiveFailures: 0 };
+  async suspensionOf(spec: ProviderSpec): Promise<SuspensionView> {
+    return await this.#suspensions?.view(spec) ?? { state: "ready", consecutiveFailures: 0 };
   }
 
   /** The providers this caller may see, in manifest order. */

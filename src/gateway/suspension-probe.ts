@@ -16,7 +16,8 @@ import type { Gate } from "../io/gate.ts";
 import { AttemptAbort } from "../transport/attempt-abort.ts";
 import { classifyThrown } from "../transport/classify-thrown.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
-import { judge, type ProbeClaim, type Queued, type Verdict } from "../core/suspension.ts";
+import { judge, type ProbeClaim, type Queued } from "../core/suspension.ts";
+import type { Verdict } from "../core/breaker.ts";
 import { QueueWatch } from "../core/queue-watch.ts";
 
 /** What a probe needs of the gateway instance it runs in. */

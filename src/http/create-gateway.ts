@@ -112,7 +112,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       const { code, message, field } = parsed.problem;
       return problemResponse("search", code, requestId, message, field);
     }
-    const admission = state.admit({
+    const admission = await state.admit({
       request: parsed.request,
       caller: c.get("caller"),
       requestId,

@@ -78,7 +78,7 @@ async function searchTool(
     return problemEnvelope("search", code, who.requestId, message, field);
   }
   const { request } = parsed;
-  const admission = who.state.admit({
+  const admission = await who.state.admit({
     request,
     caller: who.caller,
     requestId: who.requestId,

@@ -1,0 +1,89 @@
+/**
+ * The memory adapter: the state of one gateway instance, kept in its own memory, as `npm start`
+ * and the embedded default run it. Nothing is shared: each instance (each Workers isolate) counts
+ * its own failures and sends its own probes, and coalesces only its own searches. The other
+ * adapters fall back to one of these for an operation their store could not answer.
+ */
+import { type Breaker, type BreakerEvent, breakerStep } from "../core/breaker.ts";
+import type { BreakerRead } from "../core/suspension.ts";
+import type {
+  FlightRole,
+  ProbeKind,
+  ProbeRecord,
+  SharedState,
+  SharedStateStatus,
+} from "./shared-state.ts";
+
+export type MemoryClocks = {
+  /** The gateway's monotonic clock, for suspensions and TTLs. */
+  now: () => number;
+  /** The wall clock, for the times callers read. */
+  wall: () => number;
+};
+
+export class MemoryState implements SharedState {
+  readonly backend = "memory" as const;
+  readonly #breakers = new Map<string, Breaker>();
+  readonly #probes = new Map<string, ProbeRecord & { expires: number }>();
+  readonly #leases = new Map<string, number>();
+
+  constructor(private readonly clocks: MemoryClocks) {}
+
+  status(): SharedStateStatus {
+    return { backend: this.backend, state: "ok", fallbacks: 0 };
+  }
+
+  breakers(names: readonly string[]): Map<string, BreakerRead> {
+    const now = this.clocks.now();
+    const wall = this.clocks.wall();
+    const out = new Map<string, BreakerRead>();
+    for (const name of names) {
+      out.set(name, { breaker: this.#breakers.get(name) ?? null, now, wall });
+    }
+    return out;
+  }
+
+  /** The step, done now: in process it needs no waiting, and the fan-out takes it as it comes. */
+  stepBreakerNow(name: string, event: BreakerEvent, claimMs: number) {
+    const t = { now: this.clocks.now(), wall: this.clocks.wall() };
+    const { breaker, effect } = breakerStep(this.#breakers.get(name) ?? null, event, t, claimMs);
+    if (breaker === null) this.#breakers.delete(name);
+    else this.#breakers.set(name, breaker);
+    return effect;
+  }
+
+  stepBreaker(name: string, event: BreakerEvent, claimMs: number) {
+    return Promise.resolve(this.stepBreakerNow(name, event, claimMs));
+  }
+
+  probeResult(kind: ProbeKind, name: string, maxAgeMs: number): Promise<ProbeRecord | null> {
+    const found = this.#probes.get(`${kind}:${name}`);
+    const now = this.clocks.now();
+    const fresh = found !== undefined && now < found.expires && now - found.storedAt <= maxAgeMs;
+    return Promise.resolve(fresh ? { value: found.value, storedAt: found.storedAt } : null);
+  }
+
+  leaseProbe(kind: ProbeKind, name: string, ms: number): Promise<boolean> {
+    const key = `${kind}:${name}`;
+    const now = this.clocks.now();
+    if ((this.#leases.get(key) ?? 0) > now) return Promise.resolve(false);
+    this.#leases.set(key, now + ms);
+    return Promise.resolve(true);
+  }
+
+  storeProbeResult(kind: ProbeKind, name: string, value: unknown, ttlMs: number): Promise<void> {
+    const now = this.clocks.now();
+    this.#probes.set(`${kind}:${name}`, { value, storedAt: now, expires: now + ttlMs });
+    this.#leases.delete(`${kind}:${name}`);
+    return Promise.resolve();
+  }
+
+  /** An instance's own flights are coalesced in its own memory (src/gateway/flight.ts). */
+  flight(_key: string): Promise<FlightRole | null> {
+    return Promise.resolve(null);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
