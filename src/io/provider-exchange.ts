@@ -75,7 +75,15 @@ function decoded(response: Response): ReadableStream<Uint8Array> | null {
   const body = response.body;
   if (body === null) return null;
   const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
-  return encoding === "deflate" ? inflateIfDeflated(body) : body;
+  return encoding === "deflate" ? inflateIfDeflated(body, undecodableDeflate) : body;
+}
+
+/** A failure of the deflate decoder itself, marked UNDECODABLE_BODY for the classifier. */
+function undecodableDeflate(cause: unknown): Error {
+  return Object.assign(
+    new TypeError("the body does not decode as content-encoding deflate", { cause }),
+    { code: UNDECODABLE_BODY },
+  );
 }
 
 /**

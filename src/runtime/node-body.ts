@@ -3,7 +3,7 @@
  * Collector that keeps decoded bytes within a cap and the search's byte budget, behind a Decoder
  * when the body is compressed.
  */
-import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { createBrotliDecompress, createGunzip, createInflate, type Zlib } from "node:zlib";
 import type { Transform } from "node:stream";
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import { UNDECODABLE_BODY } from "../io/provider-exchange.ts";
@@ -63,12 +63,17 @@ export class Collector {
 /**
  * Decompresses into a Collector. A decoder that fails by itself (not because the exchange did)
  * means the body is not in the encoding it claims: that error is marked UNDECODABLE_BODY. An
- * encoding this client does not decode passes the bytes through, as fetch does.
+ * encoding this client does not decode passes the bytes through, as fetch does. Node's inflate
+ * ends quietly at the end of its zlib stream and drops any bytes after it; a deflate body with
+ * bytes past its stream's end is not the stream its content-encoding names, and fails as one that
+ * does not decode, as it does on every runtime.
  */
 export class Decoder {
-  readonly #stream: Transform | null;
+  readonly #stream: (Transform & Zlib) | null;
   readonly #into: Collector;
   readonly #tooLarge: () => void;
+  /** Compressed bytes handed to the decoder so far. */
+  #written = 0;
 
   constructor(encoding: string, into: Collector, tooLarge: () => void) {
     this.#into = into;
@@ -77,13 +82,21 @@ export class Decoder {
     this.#stream = stream;
     if (stream === null) return;
     stream.on("data", (chunk: Buffer) => into.write(chunk));
-    stream.once("end", () => into.end());
+    const deflate = encoding.trim().toLowerCase() === "deflate";
+    stream.once("end", () => {
+      if (deflate && stream.bytesWritten < this.#written) {
+        into.fail(undecodable(encoding, new Error("bytes follow the end of the zlib stream")));
+      } else {
+        into.end();
+      }
+    });
     stream.on("error", (error) => into.fail(undecodable(encoding, error)));
   }
 
   write(chunk: Buffer): void {
     if (this.#stream === null) return this.#into.write(chunk);
     if (this.#stream.writableLength > MAX_UNDECODED_BYTES) return this.#tooLarge();
+    this.#written += chunk.length;
     this.#stream.write(chunk);
   }
 
@@ -105,7 +118,7 @@ export function undecodable(encoding: string | null, cause: unknown): Error {
   );
 }
 
-export function decoderFor(encoding: string | null): Transform | null {
+export function decoderFor(encoding: string | null): (Transform & Zlib) | null {
   switch (encoding?.trim().toLowerCase()) {
     case "gzip":
     case "x-gzip":
