@@ -1,7 +1,8 @@
 /**
  * Builds the Cloudflare Worker with esbuild, split into modules: a main module, which the isolate
  * loads at start, and extra modules, each loaded by a dynamic `import()` the first time its code is
- * needed (the JSON Schemas, the OpenAPI document, the remote built-ins, the /docs viewer). Writes
+ * needed (the JSON Schemas, the OpenAPI document, the remote built-ins, and with
+ * TRACEFETCH_API_DOCS=1 at build time the /docs viewer, about 1 MB gzipped, else left out). Writes
  * dist/worker.js (deployable, the workspace corpus included) with its chunks in dist/worker/, and
  * dist/worker-code.js with dist/worker-code/ (the same build without the corpus), and prints the
  * sizes: the main module's, then each extra module's. With --check, fails when the minified,
@@ -14,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
 import { viewerFile } from "../src/runtime/api-docs-viewer.ts";
+import { flag } from "../src/gateway/env-values.ts";
 
 /**
  * The main module's code alone, gzipped: the entry and the chunks it imports statically, which the
@@ -40,7 +42,12 @@ function virtualModules(
       : `import { corpusAdapter } from "./providers/corpus/corpus-adapter.ts";\n` +
         `export default corpusAdapter("workspace", "local", ${corpus});`,
     "tracefetch:bundled-manifest": `export default ${JSON.stringify(manifest)};`,
-    "tracefetch:api-docs-viewer": `export default ${JSON.stringify(viewer)};`,
+    // The loader of the viewer's module, or null for a build without it: the main module imports
+    // this one, never the viewer's text.
+    "tracefetch:api-docs-viewer": viewer === null
+      ? "export default null;"
+      : 'export default () => import("tracefetch:api-docs-viewer-script").then((m) => m.default);',
+    "tracefetch:api-docs-viewer-script": `export default ${JSON.stringify(viewer)};`,
   };
   return {
     name: "tracefetch-virtual",
@@ -92,7 +99,7 @@ export async function bundleWorker(
     withCorpus: boolean;
     manifestFile?: string | undefined;
     name?: string;
-    /** The /docs viewer script to bundle; by default the installed package's, null for none. */
+    /** The /docs viewer script to bundle (viewerForBuild); none by default. */
     viewerFile?: string | null;
   },
 ): Promise<WorkerModule[]> {
@@ -101,7 +108,7 @@ export async function bundleWorker(
     ? JSON.stringify(await loadCorpus(fileURLToPath(new URL("docs", root)), "docs/"))
     : null;
   const manifest = options.manifestFile ? await readFile(options.manifestFile, "utf8") : null;
-  const viewerPath = options.viewerFile === undefined ? viewerFile() : options.viewerFile;
+  const viewerPath = options.viewerFile ?? null;
   const viewer = viewerPath === null ? null : await readFile(viewerPath, "utf8");
   const result = await build({
     absWorkingDir: fileURLToPath(root),
@@ -141,6 +148,15 @@ export async function bundleWorker(
     Number(b.path === main) - Number(a.path === main) ||
     Number(b.loaded === "start") - Number(a.loaded === "start") || a.path.localeCompare(b.path)
   );
+}
+
+/**
+ * The /docs viewer a build carries: the installed package's when TRACEFETCH_API_DOCS is on where
+ * the worker is built, else none. /docs is off on Workers unless the var turns it on, and a viewer
+ * nobody turned on would still be uploaded with every deploy (about 1 MB gzipped).
+ */
+export function viewerForBuild(env: Record<string, string | undefined>): string | null {
+  return flag(env, "TRACEFETCH_API_DOCS") ? viewerFile() : null;
 }
 
 /** The output and every output it imports statically, transitively: what loads with it. */
@@ -207,11 +223,24 @@ function kib(bytes: number): string {
 async function main() {
   const check = process.argv.includes("--check");
   const manifestFile = process.env.TRACEFETCH_MANIFEST_FILE;
+  const docs = viewerForBuild(process.env);
+  if (flag(process.env, "TRACEFETCH_API_DOCS") && docs === null) {
+    console.error(
+      "TRACEFETCH_API_DOCS is on, but @scalar/api-reference is not installed: built without the /docs viewer",
+    );
+  }
+  console.log(
+    docs === null
+      ? "/docs viewer: not bundled; /docs answers 404 saying how to turn it on (TRACEFETCH_API_DOCS=1 at build time bundles it)"
+      : `/docs viewer: bundled from ${
+        relative(fileURLToPath(root), docs)
+      } (TRACEFETCH_API_DOCS is on)`,
+  );
   const dist = new URL("dist/", root);
   await mkdir(dist, { recursive: true });
   let codeGz = Infinity;
   for (const [name, withCorpus] of [["worker", true], ["worker-code", false]] as const) {
-    const modules = await bundleWorker({ withCorpus, manifestFile, name });
+    const modules = await bundleWorker({ withCorpus, manifestFile, name, viewerFile: docs });
     await writeWorker(modules, dist, new URL(`.${name}-staging/`, dist));
     const atStart = modules.filter((m) => m.loaded === "start");
     const main = sizes(atStart);

@@ -25,7 +25,7 @@ import { ConfigError } from "../src/protocol/config-error.ts";
 import { listenProblem } from "../src/gateway/start-problems.ts";
 import { readManifest } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { bundleWorker, writeWorker } from "./build-worker.ts";
+import { bundleWorker, viewerForBuild, writeWorker } from "./build-worker.ts";
 
 /** Keeps wrangler from reaching the network: no metrics, no account look-ups, no banner. */
 export const WRANGLER_OFFLINE_ENV = {
@@ -162,7 +162,12 @@ async function addressProblem(host: string, port: number): Promise<string | null
  */
 async function buildWorker(manifestFile: string | undefined): Promise<number> {
   const started = performance.now();
-  const modules = await bundleWorker({ withCorpus: true, manifestFile });
+  // The /docs viewer only when TRACEFETCH_API_DOCS turns /docs on, as npm run build:worker does.
+  const modules = await bundleWorker({
+    withCorpus: true,
+    manifestFile,
+    viewerFile: viewerForBuild(process.env),
+  });
   await mkdir(OUT_DIR, { recursive: true });
   await writeWorker(modules, OUT_DIR, STAGING_DIR);
   return Math.round(performance.now() - started);

@@ -2,8 +2,9 @@
  * The page at `GET /` in a real browser (headless Chromium, tests/support/browser.ts) against a
  * gateway listening on 127.0.0.1: a search over the embedded default draws its three providers and
  * the merged list; a hanging, a failing and a disabled provider show their outcome and code in
- * their colour; a provider's `<script>` is shown as text and never runs; every control has a label
- * and Tab reaches each in order; a pasted token goes in Authorization only; the page runs under its
+ * their colour, its latency bar on a log scale; a provider's `<script>` is shown as text and never
+ * runs; a repository path links to its evidence; every control has a label and Tab reaches each in
+ * order; a pasted token goes in Authorization only; the page runs under its
  * CSP with nothing blocked. Node only.
  */
 import { after, before, describe, it } from "node:test";
@@ -13,7 +14,7 @@ import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen, type Listening } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { PAGE_CSP } from "../src/http/page-route.ts";
-import { OUTCOME_COLOURS, type OutcomeGroup } from "../src/http/page/page-style.ts";
+import { latencyShare, OUTCOME_COLOURS, type OutcomeGroup } from "../src/http/page/page-style.ts";
 import { answer, hold, raw, startServer, type TestServer } from "./support/servers.ts";
 import { gateway } from "./support/gateway.ts";
 import {
@@ -99,6 +100,73 @@ describe("the page in a real browser", {
           );
           await screenshot(page, "page-embedded-default");
           assert.deepEqual(await problems(), []);
+        }),
+    );
+
+    it(
+      "latency bars on a log scale: a fast answer is a visible share of its track, the deadline's line near the end",
+      CASE,
+      () =>
+        withPage(browser, async (page) => {
+          await searchOnPage(page, url, "deadline");
+          for (const row of await readRows(page)) {
+            const latency = Number(/(\d+) ms$/.exec(row.text)?.[1]);
+            const share = row.barWidth / row.trackWidth;
+            const want = latencyShare(latency, 10_000);
+            assert.ok(
+              Math.abs(share - want) < 0.02,
+              `${row.name}: ${latency} ms drawn at ${share}`,
+            );
+            if (latency >= 10) assert.ok(share > 0.2, `${row.name}: ${latency} ms is ${share}`);
+            assert.ok(Math.abs(row.deadlineAt - latencyShare(10_000, 10_000)) < 0.02, row.name);
+          }
+        }),
+    );
+
+    it(
+      "a workspace hit's repository path is a link to its evidence, shown in place",
+      CASE,
+      () =>
+        withPage(browser, async (page) => {
+          await searchOnPage(page, url, "deadline");
+          const hits = await readHits(page);
+          const index = hits.findIndex((h) => h.locator.startsWith("docs/"));
+          assert.ok(index >= 0, "a workspace hit");
+          const hit = hits[index]!;
+          assert.equal(hit.tag, "a");
+          assert.equal(hit.href, `#hit-${index}-evidence`);
+          await page.click(`#hit-${index}`, wait);
+          const evidence = await page.waitForSelector(`#hit-${index}-evidence pre.evidence`, wait);
+          assert.ok(((await evidence.textContent()) ?? "").trim().length > 0);
+          assert.equal(new URL(page.url()).hash, "", "the page stays where it is");
+        }),
+    );
+
+    it(
+      "the Search button comes after the token field, and no legend swatch wraps away from its word",
+      CASE,
+      () =>
+        withPage(browser, async (page) => {
+          await openPage(page, url);
+          const order = await page.evaluate(() => {
+            const token = document.getElementById("token") as HTMLElement;
+            const search = document.getElementById("search") as HTMLButtonElement;
+            return {
+              after: Boolean(
+                token.compareDocumentPosition(search) & Node.DOCUMENT_POSITION_FOLLOWING,
+              ),
+              form: search.form?.id ?? null,
+            };
+          });
+          assert.deepEqual(order, { after: true, form: "search-form" });
+          for (let width = 280; width <= 720; width += 20) {
+            await page.setViewportSize({ width, height: 800 });
+            const split = await page.$$eval(
+              ".key",
+              (keys) => keys.filter((k) => k.getClientRects().length > 1).map((k) => k.textContent),
+            );
+            assert.deepEqual(split, [], `at ${width} px`);
+          }
         }),
     );
 

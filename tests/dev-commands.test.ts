@@ -1,6 +1,7 @@
 /**
  * The development commands as the README gives them: `npm run dev:deno` runs the project's own Deno
- * (no Deno installed) and stops on a SIGINT sent to npm alone; `npm run dev:worker` honours
+ * (no Deno installed) and stops on a SIGINT sent to npm alone; `npm run provider:corpus` stops on a
+ * SIGTERM sent to npm alone; `npm run dev:worker` honours
  * TRACEFETCH_MANIFEST and the other TRACEFETCH_* variables, builds once per start, and a SIGTERM to
  * its process alone stops wrangler and workerd and frees the port. The commands that start a
  * server run on Node only: they spawn npm and wrangler, which `deno test` has no reason to repeat.
@@ -164,6 +165,40 @@ describe("npm run dev:deno: Deno from node_modules, no Deno installed", { skip: 
 
     process.kill(child.pid as number, "SIGINT");
     assert.equal(await exited(child, STOP_WITHIN_MS), 0, output.text());
+    assert.ok(await refused(Number(port)), `${url} still answers after npm exited`);
+  });
+});
+
+describe("npm run provider:corpus", { skip: onDeno }, () => {
+  let child: ChildProcess | undefined;
+  after(() => killGroup(child));
+
+  it("serves, then a SIGTERM sent to npm alone stops the provider and frees its port", async () => {
+    child = spawn("npm", [
+      "run",
+      "provider:corpus",
+      "--",
+      "--dir",
+      "providers/corpus/data/engineering",
+      "--name",
+      "notes",
+      "--scope",
+      "notes",
+    ], {
+      cwd: root,
+      detached: true,
+      env: { ...cleanEnv(), NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = watchOutput(child);
+    const [, url, port] = await output.waitFor(
+      /at (http:\/\/127\.0\.0\.1:(\d+))\/search/,
+      30_000,
+    );
+    const health = await fetch(`${url}/search`, { method: "GET" });
+    await health.body?.cancel();
+    process.kill(child.pid as number, "SIGTERM");
+    await exited(child, STOP_WITHIN_MS);
     assert.ok(await refused(Number(port)), `${url} still answers after npm exited`);
   });
 });

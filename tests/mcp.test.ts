@@ -5,6 +5,9 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
 import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
 import { listen as nodeListen } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
@@ -244,3 +247,38 @@ describe("/mcp's Origin rule and TRACEFETCH_MCP_ORIGINS", () => {
     assert.equal(assertEnvelope(await res.json()).code, "unauthorized");
   });
 });
+
+describe(
+  "docs/mcp.md's client snippet",
+  { skip: isDeno ? "Node only: it runs with node" : false },
+  () => {
+    let gateway: Launched;
+    before(async () => {
+      // As `npm start` runs: the embedded default, no keys.
+      gateway = await launch(
+        readSettings({ PORT: "0", HOST: "127.0.0.1" }),
+        nodeListen,
+        nodePorts(),
+      );
+    });
+    after(async () => {
+      await gateway?.close();
+    });
+
+    it("run as written with TRACEFETCH_TOKEN unset, connects anonymously, lists the tools and searches", async () => {
+      const doc = readFileSync(new URL("../docs/mcp.md", import.meta.url), "utf8");
+      const snippet = /```js\n([\s\S]*?)```/.exec(doc)?.[1];
+      assert.ok(snippet, "docs/mcp.md has a js block");
+      assert.ok(snippet.includes("http://127.0.0.1:8787/mcp"));
+      const { TRACEFETCH_TOKEN: _unset, ...env } = process.env;
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ["--input-type=module", "-e", snippet.replaceAll("http://127.0.0.1:8787", gateway.url)],
+        { cwd: new URL("../", import.meta.url), env, timeout: 30_000 },
+      );
+      assert.match(stdout, /^tools: search, expand, providers, status\n/);
+      assert.match(stdout, /\nsearch: ok \(action none\)\n"deadline": 5 results/);
+      assert.match(stdout, /\nok: true\n$/);
+    });
+  },
+);

@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { manifestFileMissing } from "../src/gateway/mod.ts";
 import { cleanEnv } from "./support/cli.ts";
+import { keyPair } from "./support/auth-keys.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 
@@ -134,6 +135,22 @@ for (const [entry, start] of ENTRIES) {
         "",
         'tracefetch: PORT must be an integer from 0 to 65535, got "99999"\n',
       ]);
+    });
+
+    it("a trace sink set but not confirmed starts, saying so at start: mining is undecided", async () => {
+      const signing = await keyPair("EdDSA", "gateway-1");
+      const run = await start({
+        PORT: "0",
+        TRACEFETCH_TRACE_WEBHOOK: "https://collector.example/traces",
+        TRACEFETCH_TRACE_RAW_QUERIES: "1",
+        TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+        TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
+      });
+      assert.match(run.stdout, /listening on http:\/\/127\.0\.0\.1:\d+/);
+      assert.equal(
+        run.stderr,
+        "tracefetch: warning: TRACEFETCH_TRACE_WEBHOOK is set but TRACEFETCH_MINING_CONFIRMED is not: mining is undecided, and nothing is recorded until the operator sets TRACEFETCH_MINING_CONFIRMED=1\n",
+      );
     });
 
     it("a manifest with no providers starts, with one warning line on stderr", async () => {

@@ -190,6 +190,16 @@ describe("GET /docs", () => {
     assert.deepEqual(directives.get("script-src"), ["'self'", hash]);
   });
 
+  it("names the gateway's icon, which is served, so no browser asks for /favicon.ico", async () => {
+    const html = await (await app.request("/docs")).text();
+    const icons = [...html.matchAll(/<link rel="icon" href="([^"]+)" type="image\/svg\+xml"/g)];
+    assert.deepEqual(icons.map((m) => m[1]), ["/page/icon.svg"]);
+    const icon = await app.request("/page/icon.svg");
+    assert.equal(icon.status, 200);
+    assert.equal(icon.headers.get("content-type"), "image/svg+xml");
+    assert.match(await icon.text(), /^<svg /);
+  });
+
   it("/docs/scalar.js serves the viewer script as JavaScript", async () => {
     const res = await app.request("/docs/scalar.js");
     assert.equal(res.status, 200);

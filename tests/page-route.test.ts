@@ -1,9 +1,8 @@
 /**
  * `GET /` answers a browser with the page and everyone else with the index envelope; the page and
  * its files are served with their Content-Security-Policy and nosniff, even where every other route
- * needs a token; the page holds no inline script, style or handler; a missing Chromium fails the
- * browser tests with the command that installs it. (The page itself runs in
- * tests/browser-page.test.ts.)
+ * needs a token; the page holds no inline script, style or handler; a Chromium that cannot be had
+ * fails the browser tests saying why. (The page itself runs in tests/browser-page.test.ts.)
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -142,10 +141,10 @@ describe("the docs", () => {
 });
 
 describe("without Chromium", () => {
-  it("the browser tests fail saying how to install it, never skip", async () => {
+  it("the browser tests fail naming the variable that points nowhere, never skip", async () => {
     await assert.rejects(
-      launchChromium("/nonexistent/chromium"),
-      /\/nonexistent\/chromium.*apt-get install chromium/,
+      launchChromium({ TRACEFETCH_CHROMIUM: "/nonexistent/chromium" }),
+      /no Chromium: TRACEFETCH_CHROMIUM names \/nonexistent\/chromium, which does not exist/,
     );
   });
 });

@@ -3,7 +3,8 @@
  * sink, replayed against the same manifest, give `npm run eval`'s figures for it (the eval's own
  * harness computes them beside), and removing a provider is a regression against that baseline.
  * Then the traces replay cannot run (hashed queries), the lines it reads, and hashed locators
- * matched with the trace secret.
+ * matched with the trace secret; searches `npm start` recorded, replayed with `--default`; and a
+ * provider that succeeded then and is down now, which fails the replay.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -18,6 +19,10 @@ import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
 import { evaluate, METRIC_NAMES, relevantCount } from "../src/cli/replay/metrics.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
+import { listen } from "../src/runtime/node-listen.ts";
+import { readSettings } from "../src/gateway/settings.ts";
+import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { type Collection, loadCollection, type Query } from "../bench/eval/collection.ts";
 import { runSearches } from "../bench/eval/run-searches.ts";
 import { builtinSetups, serveCollection, type Served, type Setup } from "../bench/eval/setups.ts";
@@ -258,3 +263,144 @@ describe("replay matches hashed locators with the trace secret", () => {
     for (const q of unmatched.envelope.result.queries) assert.deepEqual(q.now_failing, []);
   });
 });
+
+describe("replay --default: searches npm start recorded, against the embedded default", {
+  skip: "Deno" in globalThis ? "the CLI is a Node program" : false,
+}, () => {
+  let dir: string;
+  let traces: string;
+  const asked = [
+    "q=deadline",
+    "q=retry%20after&limit=3",
+    "q=cancellation&scope=specs",
+    "q=fusion&providers=engineering,reference",
+    "q=token%20bucket&limit=20",
+    "q=server-sent%20events",
+  ];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "tracefetch-replay-default-"));
+    traces = join(dir, "traces.jsonl");
+    // As docs/cli.md's recipe starts it: npm start with a trace file, raw queries, confirmed.
+    const gateway: Launched = await launch(
+      readSettings({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        TRACEFETCH_TRACE_FILE: traces,
+        TRACEFETCH_TRACE_RAW_QUERIES: "1",
+        TRACEFETCH_MINING_CONFIRMED: "1",
+      }),
+      listen,
+      nodePorts(),
+    );
+    try {
+      for (const query of asked) {
+        const res = await fetch(`${gateway.url}/v1/search?${query}`);
+        assert.equal(res.status, 200, query);
+        await res.body?.cancel();
+      }
+      await eventually("every trace", () => lines(traces), (l) => l.length === asked.length);
+    } finally {
+      await gateway.close();
+    }
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("replays at overlap@10 1.0 and RBO 1.0, every provider as it was, the manifest never written", async () => {
+    const { envelope } = await runJson(["replay", traces, "--default"]);
+    assert.equal(envelope.code, "ok", JSON.stringify(envelope.error));
+    const { result } = envelope;
+    assert.equal(result.manifest, "the embedded default");
+    assert.deepEqual([result.read, result.replayed], [asked.length, asked.length]);
+    assert.deepEqual([result.overall.overlap_at_10, result.overall.rbo], [1, 1]);
+    assert.deepEqual(result.overall.providers_now_failing, []);
+    for (const line of await lines(traces)) {
+      assert.doesNotMatch(line, /schema_version":"tracefetch\.providers|"endpoint"/);
+    }
+    const human = await runCli(["replay", traces, "--default"]);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(
+      human.stdout,
+      /^replayed 6 of 6 traces against the embedded default: overlap@10 1\.0000, RBO 1\.0000\n/,
+    );
+  });
+
+  it("--default and --manifest together are refused, naming --manifest", async () => {
+    const { envelope } = await runJson(["replay", traces, "--default", "--manifest", traces]);
+    assert.deepEqual([envelope.code, envelope.error.field], ["invalid_field", "manifest"]);
+  });
+});
+
+describe("replay when a provider that succeeded then is down now", {
+  skip: "Deno" in globalThis ? "the CLI is a Node program" : false,
+}, () => {
+  let dir: string;
+  let notes: TestServer;
+  let specs: TestServer;
+  let traces: string;
+  let manifest: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "tracefetch-replay-down-"));
+    notes = await startServer(
+      answer("notes", "notes", [{ title: "N", locator: "https://n.example/1" }]),
+    );
+    specs = await startServer(
+      answer("specs", "specs", [{ title: "S", locator: "https://s.example/1" }]),
+    );
+    const providers = [
+      { name: "notes", scope: "notes", endpoint: notes.url },
+      { name: "specs", scope: "specs", endpoint: specs.url },
+    ];
+    traces = join(dir, "t.jsonl");
+    manifest = join(dir, "m.json");
+    await writeFile(
+      manifest,
+      JSON.stringify({ schema_version: "tracefetch.providers.v1", providers }),
+    );
+    const app = createGateway(
+      settingsFor({ schema_version: "tracefetch.providers.v1", providers }, {
+        TRACEFETCH_MINING_CONFIRMED: "1",
+        TRACEFETCH_TRACE_RAW_QUERIES: "1",
+        TRACEFETCH_TRACE_FILE: traces,
+      }, { allowLoopback: true, describeProviders: false }),
+      { ...nodePorts(), traceSink: await openTraceFile(traces, 1_000_000) },
+    );
+    for (const q of ["one", "two", "three"]) {
+      const res = await app.request(`/v1/search?q=${q}`);
+      assert.equal(res.status, 200);
+    }
+    await eventually("3 traces", () => lines(traces), (l) => l.length === 3);
+    await notes.close();
+  });
+  after(async () => {
+    await specs?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("exits 2, invalid_field, naming the provider and its code; --allow-failing compares anyway", async () => {
+    const args = ["replay", traces, "--manifest", manifest];
+    const { envelope } = await runJson(args, LOOPBACK_ENV);
+    assert.deepEqual([envelope.exit_code, envelope.code, envelope.error.field], [
+      2,
+      "invalid_field",
+      "manifest",
+    ]);
+    assert.match(
+      envelope.error.message,
+      /^provider notes succeeded when recorded and now fails in 3 of 3 replayed searches \(connection_refused\): /,
+    );
+    assert.match(envelope.error.message, /--allow-failing/);
+    assert.deepEqual(envelope.result.overall.providers_now_failing, [{
+      provider: "notes",
+      searches: 3,
+    }]);
+    const allowed = await runJson([...args, "--allow-failing"], LOOPBACK_ENV);
+    assert.equal(allowed.envelope.code, "ok");
+    assert.equal(allowed.envelope.exit_code, 0);
+  });
+});
+
+const LOOPBACK_ENV = { env: { TRACEFETCH_ALLOW_LOOPBACK: "1" } };

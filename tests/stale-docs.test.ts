@@ -63,6 +63,39 @@ describe("the docs say what is true", () => {
     }
   });
 
+  it("the README's set-up is two commands, npm install && npm start and npm test: no system package", () => {
+    const block = /^```sh\n([\s\S]*?)```/m.exec(read("README.md"))?.[1] ?? "";
+    const commands = block.split("\n").map((l) => l.replace(/\s+#.*$/, "").trim())
+      .filter((l) => l !== "");
+    assert.deepEqual(commands, ["npm install && npm start", "npm test"]);
+    assert.doesNotMatch(read("README.md"), /apt-get install chromium|\/usr\/bin\/chromium/);
+  });
+
+  it(".ci/run is npm ci && npm test, after a block of its own installing redis-server when missing", () => {
+    const lines = read(".ci/run").split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"));
+    assert.deepEqual(lines.slice(-2), ["npm ci --no-audit --no-fund", "npm test"]);
+    const redis = /# --- Redis[^\n]*\n([\s\S]*?)# --- end of Redis/.exec(read(".ci/run"))?.[1];
+    assert.ok(redis, "a Redis block");
+    assert.match(redis, /command -v redis-server/);
+    assert.match(redis, /apt-get update\n.*apt-get install -y [^\n]*redis-server/);
+    assert.match(redis, /\[ "\$\(id -u\)" -eq 0 \] \|\| sudo="sudo"/, "sudo only when not root");
+    assert.doesNotMatch(read(".ci/run"), /apt-get install[^\n]*chromium/);
+  });
+
+  it("the tarball npm pack leaves in the checkout is ignored by git", async () => {
+    const { name, version } = JSON.parse(read("package.json")) as { name: string; version: string };
+    const { execFile } = await import("node:child_process");
+    const ignored = await new Promise<boolean>((resolve) =>
+      execFile(
+        "git",
+        ["check-ignore", "--no-index", "-q", `${name}-${version}.tgz`],
+        { cwd: new URL("../", import.meta.url) },
+        (error) => resolve(error === null),
+      )
+    );
+    assert.ok(ignored, `${name}-${version}.tgz is not in .gitignore`);
+  });
+
   it("docs/benchmarks.md says npm run bench reports and does not gate", () => {
     assert.match(read("docs/benchmarks.md"), /reports[^.]*does not (gate|fail)/i);
   });

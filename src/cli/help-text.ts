@@ -14,7 +14,7 @@ commands:
   schema NAME          print a JSON Schema (envelope, search-request, provider-manifest, ...)
   validate MANIFEST    check a provider manifest offline
   conformance URL      check a provider endpoint against the provider protocol
-  replay TRACES        run recorded search traces again against a manifest and compare
+  replay TRACES        run recorded search traces again (a manifest, or the default) and compare
   serve                run the gateway here, as npm start does
 
 every command but schema and serve takes --json: print exactly one envelope on stdout and exit
@@ -91,19 +91,24 @@ export const HELP: Record<string, string> = {
   --token-env VAR      send "authorization: Bearer $VAR" with every request
   --json               print an envelope (command conformance) listing each case
 `,
-  replay: `usage: tracefetch replay TRACES.jsonl --manifest FILE [options]
+  replay: `usage: tracefetch replay TRACES.jsonl (--manifest FILE | --default) [options]
 
   runs the recorded searches of a trace file (the gateway's TRACEFETCH_TRACE_FILE) again, in
   process against the manifest, and reports per search and overall how the merged list changed:
   overlap@10, rank-biased overlap (p = 0.9), and the providers that succeeded then and fail now.
   Only traces that kept their query's text (TRACEFETCH_TRACE_RAW_QUERIES=1) can run again; the
   others are counted as skipped. With TRACEFETCH_TRACE_SECRET set, hashed locators are matched.
-  --manifest FILE      the manifest to run the searches against (required)
+  Exit 2 (invalid_field) when a provider that succeeded when recorded fails in more than half of
+  the replayed searches.
+  --manifest FILE      the manifest to run the searches against
+  --default            the embedded default npm start runs, its example providers started here
+                       (give --manifest or --default)
   --qrels FILE         judgments (query-id<TAB>doc-id<TAB>relevance; the query id is the trace's
                        request id): adds npm run eval's nDCG@10, MAP@100, Recall@100, MRR, P@10
   --baseline FILE      an earlier replay --json: exit 2 when a figure fell by more than
                        ${REPLAY_REGRESSION_THRESHOLD}
   --allow-sensitive    run account-visible and internal providers too (you are the operator)
+  --allow-failing      compare even when a provider now fails in most searches (exit 0)
   --json               print the envelope (command replay) and exit with its exit_code
 `,
   serve: `usage: tracefetch serve [--host H] [--port N] [--manifest FILE]

@@ -59,7 +59,13 @@ export async function localSearch(request: SearchRequest, options: LocalSearch):
  * envelope of `command`). It records no traces: an in-process search is the operator's own.
  */
 export async function localGateway(
-  options: Pick<LocalSearch, "manifestPath" | "settings" | "requestId">,
+  options:
+    & Pick<LocalSearch, "settings" | "requestId">
+    & (
+      | { manifestPath: string }
+      /** The embedded default's manifest (its providers on loopback), as `npm start` runs it. */
+      | { embeddedManifest: unknown }
+    ),
   command: Command,
 ): Promise<{ ok: true; gateway: GatewayState } | { ok: false; envelope: Envelope }> {
   const { requestId } = options;
@@ -67,15 +73,21 @@ export async function localGateway(
     // The variables are checked here as at a gateway's start (TRACEFETCH_ALLOW_LOOPBACK, the auth
     // variables, EXA_API_KEY, ...); a refused one names itself.
     const read = options.settings();
-    const checked = await checkManifestFile(options.manifestPath, read.env.allowLoopback);
-    if (!checked.ok) {
-      const message = `--manifest: ${formatManifestIssues(checked.issues)}`;
-      return {
-        ok: false,
-        envelope: problemEnvelope(command, checked.code, requestId, message, "manifest"),
-      };
+    let settled;
+    if ("embeddedManifest" in options) {
+      settled = read.withManifest({ value: options.embeddedManifest, loopback: true });
+    } else {
+      const checked = await checkManifestFile(options.manifestPath, read.env.allowLoopback);
+      if (!checked.ok) {
+        const message = `--manifest: ${formatManifestIssues(checked.issues)}`;
+        return {
+          ok: false,
+          envelope: problemEnvelope(command, checked.code, requestId, message, "manifest"),
+        };
+      }
+      settled = read.withManifest({ validated: checked.manifest });
     }
-    const usesWorkspace = checked.manifest.providers.some((p) =>
+    const usesWorkspace = settled.manifest.providers.some((p) =>
       p.name === "workspace" && p.transport === "builtin"
     );
     const docs = fileURLToPath(new URL("../../docs", import.meta.url));
@@ -84,7 +96,6 @@ export async function localGateway(
         reload: () => loadCorpus(docs, "docs/"),
       })
       : undefined;
-    const settled = read.withManifest({ validated: checked.manifest });
     const { auth } = settled;
     const settings = {
       ...settled,

@@ -1,9 +1,12 @@
 /**
- * `tracefetch replay TRACES --manifest FILE [--qrels FILE] [--baseline FILE]`: runs the recorded
- * searches that kept their query's text again, in process against a manifest, and reports how each
- * merged list changed; with judgments, `npm run eval`'s figures for the recorded and the replayed
- * lists; with a baseline (an earlier `replay --json`), every figure that fell beyond
- * REPLAY_REGRESSION_THRESHOLD, which makes the answer exit 2.
+ * `tracefetch replay TRACES (--manifest FILE | --default) [--qrels FILE] [--baseline FILE]`: runs
+ * the recorded searches that kept their query's text again, in process against a manifest or the
+ * embedded default (its example providers started here, as `npm start` starts them), and reports
+ * how each merged list changed; with judgments, `npm run eval`'s figures for the recorded and the
+ * replayed lists; with a baseline (an earlier `replay --json`), every figure that fell beyond
+ * REPLAY_REGRESSION_THRESHOLD, which makes the answer exit 2, as does a provider that succeeded
+ * when recorded and now fails in more than half of the replayed searches (unless
+ * `--allow-failing`).
  */
 import { readFile } from "node:fs/promises";
 import * as v from "valibot";
@@ -11,8 +14,10 @@ import type { Envelope } from "../protocol/envelope-schema.ts";
 import { type ReplayResult, ReplayResultSchema } from "../protocol/replay-result-schema.ts";
 import { REPLAY_CONCURRENCY, REPLAY_REGRESSION_THRESHOLD } from "../protocol/limits.ts";
 import { parseSearchRequest } from "../protocol/search-request.ts";
+import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
+import { listen } from "../runtime/node-listen.ts";
 import type { Trace } from "../protocol/trace-schema.ts";
-import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
+import { problemEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { type TraceHasher, traceHasher } from "../gateway/mining/trace-hmac.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
@@ -29,6 +34,7 @@ import {
 } from "./replay/compare.ts";
 import { documentIdOf, evaluate, parseQrels, type Qrels } from "./replay/metrics.ts";
 import { readTraceFile } from "./replay/read-traces.ts";
+import { verdict } from "./replay/verdict.ts";
 import { renderReplay } from "./replay/render-replay.ts";
 import { errorCode } from "./saved-connection.ts";
 import { problemReply } from "./usage-reply.ts";
@@ -36,24 +42,35 @@ import { problemReply } from "./usage-reply.ts";
 /** One replayed search: its row, and both lists as locators for the judged metrics. */
 type Replayed = { row: ReplayResult["queries"][number]; recorded: string[]; replayed: string[] };
 
+/** What `result.manifest` says when the searches ran against the embedded default. */
+export const EMBEDDED_DEFAULT = "the embedded default";
+
 export async function replayCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
   const argv = parseCommandArgs("replay", "replay", args, ctx, {
     manifest: { type: "string" },
+    default: { type: "boolean" },
     qrels: { type: "string" },
     baseline: { type: "string" },
     "allow-sensitive": { type: "boolean" },
+    "allow-failing": { type: "boolean" },
   });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
   const refuse = (message: string, field: string) =>
     problemReply("replay", "invalid_field", requestId, message, field);
   if (positionals.length !== 1) {
-    return refuse("give one trace file: tracefetch replay TRACES.jsonl --manifest FILE", "traces");
-  }
-  if (values.manifest === undefined) {
     return refuse(
-      "--manifest FILE is required: the manifest to run the traces against",
+      "give one trace file: tracefetch replay TRACES.jsonl (--manifest FILE | --default)",
+      "traces",
+    );
+  }
+  const embedded = values.default === true;
+  if (embedded === (values.manifest !== undefined)) {
+    return refuse(
+      embedded
+        ? "give --manifest FILE or --default, not both"
+        : "--manifest FILE or --default is required: the manifest to run the traces against, or the embedded default npm start runs",
       "manifest",
     );
   }
@@ -66,71 +83,49 @@ export async function replayCommand(args: string[], ctx: CliContext): Promise<Re
   if (typeof qrels === "string") return refuse(qrels, "qrels");
   const baseline = values.baseline === undefined ? null : await readBaseline(values.baseline);
   if (typeof baseline === "string") return refuse(baseline, "baseline");
-  const local = await localGateway(
-    { manifestPath: values.manifest, settings: () => env.read, requestId },
-    "replay",
-  );
-  if (!local.ok) return { kind: "envelope", envelope: local.envelope };
-  const secret = env.read.env.mining.secret;
-  const hash = secret === null ? null : await traceHasher(new TextEncoder().encode(secret));
-  const replayable = file.traces.filter((t) => t.query.text !== undefined);
-  const runs = await replayAll(replayable, local.gateway, {
-    hash,
-    sensitive: values["allow-sensitive"] === true,
-    signal: ctx.interrupted(),
-  });
-  const result: ReplayResult = {
-    traces: path,
-    manifest: values.manifest,
-    read: file.traces.length,
-    replayed: runs.length,
-    skipped: {
-      query_hashed: file.traces.length - replayable.length,
-      unreadable: file.unreadable,
-    },
-    overall: overallOf(runs.map((r) => r.row)),
-    queries: runs.map((r) => r.row),
-    ...(qrels === null ? {} : { metrics: judged(runs, qrels) }),
-  };
-  if (baseline !== null) {
-    result.baseline = {
-      file: values.baseline as string,
-      threshold: REPLAY_REGRESSION_THRESHOLD,
-      drops: dropsSince(baseline, figuresOf(result)),
-    };
-  }
-  const envelope = verdict(result, requestId);
-  return { kind: "envelope", envelope, render: (paint) => renderReplay(envelope, paint) };
-}
-
-/** ok, unless nothing could be replayed or a figure fell since the baseline. */
-function verdict(result: ReplayResult, requestId: string): Envelope {
-  const drops = result.baseline?.drops ?? [];
-  if (drops.length > 0) {
-    const list = drops.map((d) =>
-      `${d.figure} ${d.baseline.toFixed(4)} -> ${d.replayed.toFixed(4)}`
+  // The embedded default's example providers, on free loopback ports, as `npm start` starts them.
+  const running = embedded ? await startEmbeddedDefault(listen) : null;
+  try {
+    const local = await localGateway(
+      running === null
+        ? { manifestPath: values.manifest as string, settings: () => env.read, requestId }
+        : { embeddedManifest: running.manifest, settings: () => env.read, requestId },
+      "replay",
     );
-    return buildEnvelope("replay", "invalid_field", requestId, {
-      result,
-      error: {
-        message: `regression against ${result.baseline?.file}: ${
-          list.join(", ")
-        } (each fell by more than ${REPLAY_REGRESSION_THRESHOLD})`,
-        field: "manifest",
-      },
+    if (!local.ok) return { kind: "envelope", envelope: local.envelope };
+    const secret = env.read.env.mining.secret;
+    const hash = secret === null ? null : await traceHasher(new TextEncoder().encode(secret));
+    const replayable = file.traces.filter((t) => t.query.text !== undefined);
+    const runs = await replayAll(replayable, local.gateway, {
+      hash,
+      sensitive: values["allow-sensitive"] === true,
+      signal: ctx.interrupted(),
     });
-  }
-  if (result.replayed === 0) {
-    return buildEnvelope("replay", "invalid_field", requestId, {
-      result,
-      error: {
-        message:
-          `none of the ${result.read} traces kept its query's text, so none can run again; record with TRACEFETCH_TRACE_RAW_QUERIES=1`,
-        field: "traces",
+    const result: ReplayResult = {
+      traces: path,
+      manifest: values.manifest ?? EMBEDDED_DEFAULT,
+      read: file.traces.length,
+      replayed: runs.length,
+      skipped: {
+        query_hashed: file.traces.length - replayable.length,
+        unreadable: file.unreadable,
       },
-    });
+      overall: overallOf(runs.map((r) => r.row)),
+      queries: runs.map((r) => r.row),
+      ...(qrels === null ? {} : { metrics: judged(runs, qrels) }),
+    };
+    if (baseline !== null) {
+      result.baseline = {
+        file: values.baseline as string,
+        threshold: REPLAY_REGRESSION_THRESHOLD,
+        drops: dropsSince(baseline, figuresOf(result)),
+      };
+    }
+    const envelope = verdict(result, requestId, values["allow-failing"] === true);
+    return { kind: "envelope", envelope, render: (paint) => renderReplay(envelope, paint) };
+  } finally {
+    await running?.close();
   }
-  return buildEnvelope("replay", "ok", requestId, { result });
 }
 
 async function replayAll(

@@ -21,6 +21,9 @@ const render = Scalar({
   ...{ agent: { disabled: true } },
 });
 
+/** The gateway's icon, the page's at `GET /` (page/page-assets.ts). */
+const ICON = '    <link rel="icon" href="/page/icon.svg" type="image/svg+xml" />';
+
 type Page = { html: string; policy: string };
 
 /** The same page for every request: rendered once, with the policy that fits it. */
@@ -30,7 +33,8 @@ export async function apiDocsPage(c: Context, cache: string): Promise<Response> 
   page ??= (async () => {
     const rendered = await render(c, async () => {});
     if (!(rendered instanceof Response)) throw new Error("the Scalar page rendered nothing");
-    const html = await rendered.text();
+    // The page's icon (/page/icon.svg), so a browser never asks for /favicon.ico and logs a 404.
+    const html = (await rendered.text()).replace("</head>", `${ICON}\n  </head>`);
     return { html, policy: await policyFor(html) };
   })().catch((error) => {
     page = null;

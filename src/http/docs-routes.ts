@@ -14,10 +14,12 @@ import { API_DOCS_VIEWER_PATH } from "./route-table.ts";
 
 const OFF =
   "the API reference at /docs is off on this gateway; TRACEFETCH_API_DOCS=1 turns it on " +
-  "(docs/deploy.md); the OpenAPI document is at /openapi.json";
+  "(on Workers, set it when building the worker too: TRACEFETCH_API_DOCS=1 npm run build:worker; " +
+  "docs/deploy.md); the OpenAPI document is at /openapi.json";
 const NOT_INSTALLED = "the API reference viewer (the @scalar/api-reference package) is not " +
-  "installed where this gateway was started or built (docs/deploy.md); the OpenAPI document is " +
-  "at /openapi.json";
+  "installed where this gateway was started, or this worker was built without it " +
+  "(TRACEFETCH_API_DOCS=1 npm run build:worker bundles it; docs/deploy.md); the OpenAPI " +
+  "document is at /openapi.json";
 
 export function registerDocsRoutes(app: Hono<GatewayEnv>, viewer: ApiDocsViewer | null): void {
   app.get("/openapi.json", async (c) => {

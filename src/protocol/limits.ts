@@ -257,14 +257,17 @@ export const TITLE_COLUMN_CHARS = 48;
 export const MAX_LISTED_NAMES = 20;
 
 /**
- * The JSON copy of an MCP tool's result in its text content (docs/mcp.md) is cut at this many
- * characters: the text goes into a model's context, where about 4,000 tokens is plenty for the
- * top of a search, and `structuredContent` carries the whole result.
+ * An MCP tool's text content (docs/mcp.md) stops at this many characters, with a line saying so:
+ * it goes into a model's context whole, and `structuredContent` carries the whole result. A
+ * search of `limit` 10 takes about 4,000; an expand's evidence is what usually reaches it.
  */
-export const MAX_MCP_TEXT_JSON_CHARS = 16_000;
+export const MAX_MCP_TEXT_CHARS = 16_000;
 
-/** Merged entries the readable summary of an MCP search lists, one line each: a screenful. */
-export const MAX_MCP_SUMMARY_ENTRIES = 10;
+/**
+ * A result's snippet in an MCP search's text is cut to this many characters (at a word): enough
+ * to judge a page by, and ten of them keep a search of `limit` 10 near 4,000 characters.
+ */
+export const MAX_MCP_SNIPPET_CHARS = 200;
 
 /**
  * Traces waiting for their sink (`TRACEFETCH_TRACE_BACKLOG`): a minute of busy traffic rides out a
@@ -338,6 +341,13 @@ export const REPLAY_OVERLAP_DEPTH = 10;
  * scale) is a regression: above the noise of a few reordered ties, below any change worth having.
  */
 export const REPLAY_REGRESSION_THRESHOLD = 0.02;
+
+/**
+ * A provider that succeeded when recorded and fails in more than this share of the replayed
+ * searches makes `tracefetch replay` exit 2: a provider that is down (a refused connection) is not
+ * a ranking result, and the figures beside it would mislead; a few failures are weather.
+ */
+export const REPLAY_MAX_FAILING_SHARE = 0.5;
 
 /** Recorded searches replayed at once: enough to keep two cores busy, few enough to stay off any gate. */
 export const REPLAY_CONCURRENCY = 4;

@@ -83,7 +83,7 @@ export const MCP_TOOLS: readonly McpToolSpec[] = [
     name: "search",
     title: "Federated search",
     description:
-      "Search every provider the gateway declares (or the scope or providers you name) at once and get one fused, deduplicated list. Each merged entry says which providers found it (found_by) and its best rank; attempts says how each provider did. Fields as in POST /v1/search; view defaults to merged here, and view full adds each provider's own candidates to attempts. Send a progress token to hear each provider as it answers.",
+      "Search every provider the gateway declares (or the scope or providers you name) at once: one fused, deduplicated list. Each merged entry has found_by (the providers that found it) and best_rank; attempts says how each provider did. Fields as in POST /v1/search; view defaults to merged, and full adds each provider's candidates. The text lists each provider, then each result; structuredContent is the envelope. A progress token brings a notification per provider as it answers.",
     input: SearchRequestSchema,
     output: SearchToolOutputSchema,
     openWorld: true,

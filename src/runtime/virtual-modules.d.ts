@@ -14,7 +14,15 @@ declare module "tracefetch:bundled-manifest" {
   export default manifest;
 }
 declare module "tracefetch:api-docs-viewer" {
-  /** The API reference viewer's script (Scalar's standalone bundle), or null when not installed. */
+  /**
+   * Loads the API reference viewer's script (Scalar's standalone bundle, a module of its own); null
+   * when the worker was built without it (TRACEFETCH_API_DOCS off at build time).
+   */
+  const load: (() => Promise<string | null>) | null;
+  export default load;
+}
+declare module "tracefetch:api-docs-viewer-script" {
+  /** The viewer's script itself, imported only by the loader above. */
   const script: string | null;
   export default script;
 }

@@ -5,6 +5,7 @@
  */
 import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
+import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
 import { problemResponse } from "../http/respond.ts";
 import { readSettings } from "../gateway/settings.ts";
@@ -16,8 +17,11 @@ type App = ReturnType<typeof createGateway>;
 
 type Built = { app: App } | { error: string };
 
-/** /docs's viewer script, a module of its own (1 MB gzipped): off unless TRACEFETCH_API_DOCS. */
-const bundledViewer = async () => (await import("tracefetch:api-docs-viewer")).default;
+/**
+ * /docs's viewer script, a module of its own (1 MB gzipped) in a build made with
+ * TRACEFETCH_API_DOCS=1; a build without it answers /docs with the 404 saying so.
+ */
+const apiDocsViewer = bundledViewer ?? (() => Promise.resolve(null));
 
 /** The configured gateway, once this isolate has one; until then the configuration in progress. */
 let built: Built | null = null;
@@ -47,7 +51,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
           ...(workspace ? { workspace } : {}),
           ...await remoteBuiltins(settings.builtins),
         },
-        apiDocs: settings.apiDocs === true ? bundledViewer : null,
+        apiDocs: settings.apiDocs === true ? apiDocsViewer : null,
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),

@@ -1,19 +1,18 @@
 /**
- * Headless Chromium for the browser tests, driven by playwright-core: Debian's `chromium` package,
- * never a browser playwright downloads. Without it the tests fail with the command that installs
- * it (README: the one system prerequisite of `npm test`), never skip.
+ * Headless Chromium for the browser tests, driven by playwright-core: the build inside the npm
+ * package @sparticuz/chromium, unpacked once into node_modules/.cache by scripts/test-chromium.ts,
+ * or the Chromium TRACEFETCH_CHROMIUM names; never a browser playwright downloads, and never the
+ * system's unless the variable names it. Without a browser the tests fail with the reason (and
+ * `npm test` names the suite that cannot run), never skip.
  */
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
-
-/** Where Debian's `chromium` package puts the browser. */
-export const CHROMIUM_PATH = "/usr/bin/chromium";
+import { testChromium } from "../../scripts/test-chromium.ts";
 
 /**
  * Headless, unsandboxed (containers and CI runners often forbid its namespaces), and quiet: no
- * update, sync or first-run traffic.
+ * update, sync or first-run traffic. The packaged build adds its own (no GPU, no zygote).
  */
 export const CHROMIUM_FLAGS = [
   "--headless",
@@ -33,21 +32,30 @@ export const BROWSER_WAIT_MS = 15_000;
 /** Where screenshots go: gitignored, beside node:test's own output. */
 export const SCREENSHOT_DIR = new URL("../../test-results/", import.meta.url);
 
-export function missingChromiumMessage(path = CHROMIUM_PATH): string {
-  return `the browser tests need Chromium at ${path}; install it with ` +
-    `"sudo apt-get install chromium" (Debian's package; the one system prerequisite of npm test)`;
-}
-
-/** Launches Debian's Chromium headless; throws naming `apt-get install chromium` when missing. */
-export async function launchChromium(path = CHROMIUM_PATH): Promise<Browser> {
-  if (!existsSync(path)) throw new Error(missingChromiumMessage(path));
+/**
+ * Launches the tests' Chromium headless (scripts/test-chromium.ts chooses it from `env`); throws
+ * saying why there is none and what to set.
+ */
+export async function launchChromium(
+  env: Record<string, string | undefined> = process.env,
+): Promise<Browser> {
+  const choice = await testChromium(env);
+  if (!choice.ok) throw new Error(`the browser tests have no Chromium: ${choice.reason}`);
+  const { executablePath, flags } = choice.chromium;
   const { chromium } = await import("playwright-core");
   return await chromium.launch({
-    executablePath: path,
+    executablePath,
     headless: true,
-    args: CHROMIUM_FLAGS,
+    args: [...new Set([...CHROMIUM_FLAGS, ...flags])],
+    env: { ...withoutUndefined(process.env), ...choice.chromium.env },
     timeout: LAUNCH_TIMEOUT_MS,
   });
+}
+
+function withoutUndefined(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
 }
 
 /** Runs `use` on a new page of `browser`, closing the page whatever happens. */

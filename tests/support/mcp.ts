@@ -13,8 +13,11 @@ import addFormats from "ajv-formats";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import * as v from "valibot";
 import type { Listen } from "../../src/kit/mod.ts";
-import { MAX_MCP_TEXT_JSON_CHARS } from "../../src/protocol/limits.ts";
+import { MAX_MCP_SNIPPET_CHARS } from "../../src/protocol/limits.ts";
+import { MCP_TOOLS } from "../../src/protocol/mcp-tools.ts";
+import { cutSnippet } from "../../src/http/mcp/mcp-text.ts";
 import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
 import { answer, startServer, type TestServer } from "./servers.ts";
 import { type Collector, startCollector } from "./mining-fixture.ts";
@@ -34,7 +37,10 @@ const ajv = new Ajv2020({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 const outputValidators = new Map(TOOLS.map((t) => [t.name, ajv.compile(t.outputSchema)]));
 
-/** Asserts `value` validates against the tool's outputSchema as schemas/mcp-tools.json has it. */
+/**
+ * Asserts `value` validates against the tool's outputSchema as schemas/mcp-tools.json has it (the
+ * shallow one clients check) and against the whole valibot schema it was made from.
+ */
 // deno-lint-ignore no-explicit-any
 export function assertToolOutput(tool: string, value: unknown): any {
   const validate = outputValidators.get(tool);
@@ -45,8 +51,23 @@ export function assertToolOutput(tool: string, value: unknown): any {
       JSON.stringify(value).slice(0, 2000)
     }`,
   );
+  const whole = MCP_TOOLS.find((t) => t.name === tool)?.output;
+  assert.ok(whole, `no tool ${tool}`);
+  const parsed = v.safeParse(whole, value);
+  assert.ok(
+    parsed.success,
+    `${tool}: ${JSON.stringify(parsed.issues?.[0]?.path?.map((p) => p.key))} ${
+      parsed.issues?.[0]?.message
+    }`,
+  );
   return value;
 }
+
+/** What a model is told per tools/list, at most: the four tools, schemas and all. */
+export const MAX_TOOLS_LIST_CHARS = 8_000;
+
+/** A search of `limit` 10 on the embedded default, as the text block gives it, at most. */
+export const MAX_SEARCH_TEXT_CHARS = 4_000;
 
 /** What a gateway under test is given, and what the cases need to know of it. */
 export type McpSetup = {
@@ -174,7 +195,7 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
   };
   const bearer = () => ({ authorization: `Bearer ${target().setup.entitled}` });
 
-  it("lists the four tools, each with an input and an output schema of type object", async () => {
+  it("lists the four tools, each with an input and an output schema of type object, in at most 8,000 characters", async () => {
     const client = await connect(target().mcp);
     try {
       const { tools } = await client.listTools();
@@ -193,10 +214,13 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
     } finally {
       await client.close();
     }
+    const res = await rpc(target().mcp, { jsonrpc: "2.0", id: 9, method: "tools/list" });
+    const body = await res.text();
+    assert.ok(body.length <= MAX_TOOLS_LIST_CHARS, `tools/list is ${body.length} characters`);
   });
 
   it("search over the embedded default: structuredContent validates against the outputSchema, with found_by, best_rank and every attempt", async () => {
-    const { result, text, out } = await call("search", { query: "deadline", limit: 5 });
+    const { result, out } = await call("search", { query: "deadline", limit: 5 });
     assert.notEqual(result.isError, true);
     assert.deepEqual([out.ok, out.code, out.action, out.command], [true, "ok", "none", "search"]);
     const { merged, attempts } = out.result;
@@ -212,10 +236,29 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
       assert.equal(a.outcome, "success");
       assert.equal(a.candidates, undefined, "view merged: a line per attempt, not its list");
     }
-    // A readable summary, then the structured content itself as JSON (here under the bound).
-    assert.match(text, /^search: ok \(action none\)\n"deadline": /);
-    assert.match(text, /\n1\. .+ found by .+, best rank \d+\n/);
-    assert.deepEqual(JSON.parse(text.slice(text.indexOf("\n\n{") + 2)), out);
+  });
+
+  it("search's text is for a model: a line per provider, then each result's rank, title, locator, found_by and a snippet of at most 200 characters; no JSON, at most 4,000 characters for limit 10", async () => {
+    const { result, text, out } = await call("search", { query: "deadline", limit: 10 });
+    assert.equal((result.content as TextBlock[]).length, 1);
+    assert.equal(out.ok, true);
+    assert.ok(text.length <= MAX_SEARCH_TEXT_CHARS, `${text.length} characters:\n${text}`);
+    assert.match(text, /^search: ok \(action none\)\n"deadline": \d+ results, coverage complete\n/);
+    for (const name of ["workspace", "engineering", "reference"]) {
+      assert.match(text, new RegExp(`\\nprovider ${name}: \\d+ results? in \\d+ ms\\n`));
+    }
+    assert.equal(out.result.merged.length, 10);
+    for (const entry of out.result.merged) {
+      const snippet = cutSnippet(entry.snippet);
+      assert.ok(snippet.length <= MAX_MCP_SNIPPET_CHARS, snippet);
+      const block = `\n${entry.rank}. ${entry.title}\n   ${entry.locator}\n   found by ${
+        entry.found_by.join(", ")
+      }\n${snippet === "" ? "" : `   ${snippet}`}`;
+      assert.ok(text.includes(block), `entry ${entry.rank} is not in the text:\n${block}`);
+    }
+    for (const key of ['"request_id"', '"merged"', '"attempts"']) {
+      assert.ok(!text.includes(key), `the envelope is not repeated as JSON: ${key}`);
+    }
   });
 
   it("a bad input is isError with the envelope's code and action fix_input, and validates too", async () => {
@@ -230,20 +273,11 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
       assert.equal(result.isError, true, code);
       assert.deepEqual([out.ok, out.code, out.action], [false, code, "fix_input"]);
       assert.equal(out.result, undefined);
-      assert.match(text, new RegExp(`^search: ${code} \\(action fix_input\\)\n`));
+      assert.ok(
+        text.startsWith(`search: ${code} (action fix_input)\n${out.error.message}`),
+        text,
+      );
     }
-  });
-
-  it("the text content's JSON is cut at MAX_MCP_TEXT_JSON_CHARS, saying so; structuredContent stays whole", async () => {
-    const { text, out } = await call("search", { query: "provider", limit: 100, view: "full" });
-    const whole = JSON.stringify(out);
-    assert.ok(whole.length > MAX_MCP_TEXT_JSON_CHARS, "the full view is longer than the bound");
-    assert.ok(out.result.attempts.some((a: { candidates?: unknown[] }) => a.candidates));
-    assert.match(
-      text,
-      new RegExp(`\\[cut at ${MAX_MCP_TEXT_JSON_CHARS} characters of ${whole.length}: `),
-    );
-    assert.ok(text.length < MAX_MCP_TEXT_JSON_CHARS + 4000);
   });
 
   it("progress: one notification per provider as it answers, when the call sends a progress token", async () => {

@@ -55,6 +55,13 @@ export function readRows(page: Page) {
       swatch: getComputedStyle(item.querySelector(".swatch") as Element).backgroundColor,
       bar: getComputedStyle(item.querySelector(".bar") as Element).backgroundColor,
       barWidth: (item.querySelector(".bar") as HTMLElement).getBoundingClientRect().width,
+      trackWidth: (item.querySelector(".track") as HTMLElement).getBoundingClientRect().width,
+      /** Where the deadline's line is drawn, as a share of the track. */
+      deadlineAt: (() => {
+        const track = (item.querySelector(".track") as HTMLElement).getBoundingClientRect();
+        const line = (item.querySelector(".deadline") as HTMLElement).getBoundingClientRect();
+        return (line.left + line.width / 2 - track.left) / track.width;
+      })(),
       deadlineLines: item.querySelectorAll(".deadline").length,
     })));
 }
@@ -64,6 +71,7 @@ export function readHits(page: Page) {
   return page.$$eval("#merged > li", (items) =>
     items.map((li) => ({
       title: li.querySelector(".title")?.textContent ?? "",
+      locator: li.querySelector(".locator")?.textContent ?? "",
       tag: li.querySelector(".title")?.tagName.toLowerCase() ?? "",
       href: li.querySelector(".title")?.getAttribute("href") ?? null,
       snippet: li.querySelector(".snippet")?.textContent ?? "",

@@ -1,7 +1,8 @@
 /**
  * The OpenAPI document and the API reference in workerd: /openapi.json comes from the worker's own
  * extra module; /docs is off unless TRACEFETCH_API_DOCS is on, and then its viewer script comes
- * from the worker too. The document, the page and the viewer never load with the main module.
+ * from the worker too. The document, the page and the viewer never load with the main module, and
+ * a build made without TRACEFETCH_API_DOCS=1 carries no viewer at all.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -9,7 +10,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
-import { bundleWorker } from "../../scripts/build-worker.ts";
+import { bundleWorker, viewerForBuild } from "../../scripts/build-worker.ts";
+import { viewerFile as installedViewerFile } from "../../src/runtime/api-docs-viewer.ts";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
 import { startWorker } from "./miniflare.ts";
 
@@ -81,5 +83,31 @@ describe("the OpenAPI document and /docs in workerd", () => {
       !atStart.some((file) => file.includes("node_modules/@scalar/")),
       "Scalar's page code is in the main module",
     );
+  });
+
+  it("a build without TRACEFETCH_API_DOCS=1 carries no viewer, and its /docs says how to turn it on", async () => {
+    assert.equal(viewerForBuild({}), null);
+    assert.equal(viewerForBuild({ TRACEFETCH_API_DOCS: "0" }), null);
+    assert.equal(viewerForBuild({ TRACEFETCH_API_DOCS: "1" }), installedViewerFile());
+    const modules = await bundleWorker({ withCorpus: false, name: "openapi-bare" });
+    const largest = Math.max(...modules.map((m) => m.code.length));
+    assert.ok(largest < 500_000, `a module of ${largest} characters: the viewer?`);
+    const installed = installedViewerFile();
+    if (installed !== null) {
+      // The viewer's text is bundled as it is: its opening would be in some module.
+      const opening = (await readFile(installed, "utf8")).slice(0, 200);
+      assert.ok(!modules.some((m) => m.code.includes(JSON.stringify(opening).slice(1, -1))));
+    }
+    const bare = await startWorker({ TRACEFETCH_MANIFEST: MANIFEST, TRACEFETCH_API_DOCS: "1" });
+    try {
+      for (const path of ["/docs", "/docs/scalar.js"]) {
+        const res = await get(bare, path);
+        assert.equal(res.status, 404, path);
+        const body = assertEnvelope(await res.json());
+        assert.match(body.error.message, /TRACEFETCH_API_DOCS=1 npm run build:worker/);
+      }
+    } finally {
+      await bare.dispose();
+    }
   });
 });

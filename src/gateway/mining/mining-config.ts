@@ -82,6 +82,14 @@ export function resolveMining(inputs: MiningInputs): MiningConfig | null {
       } needs TRACEFETCH_TRACE_SECRET (at least ${MIN_TRACE_SECRET_BYTES} bytes) to hash each query, or TRACEFETCH_TRACE_RAW_QUERIES=1 to record queries in the clear`,
     );
   }
+  if (!vars.confirmed) {
+    // Said at start, not only inside answers: until confirmed the sink receives nothing.
+    inputs.onWarning(
+      `${
+        SINK_VARIABLES[kind]
+      } is set but TRACEFETCH_MINING_CONFIRMED is not: mining is undecided, and nothing is recorded until the operator sets TRACEFETCH_MINING_CONFIRMED=1`,
+    );
+  }
   return {
     sink: kind,
     confirmed: vars.confirmed,

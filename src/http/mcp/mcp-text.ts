@@ -1,28 +1,18 @@
 /**
- * A tool result's text content, as the MCP spec advises for clients that read no structured
- * content: a few readable lines first, then the structured content as JSON, cut at
- * MAX_MCP_TEXT_JSON_CHARS with a line saying so.
+ * A tool result's text content, written for the model that reads it (docs/mcp.md): the code and
+ * action, the problem when there is one, then the result as lines. For a search: a line per
+ * provider, then per result its rank, title and locator, who found it, and its snippet cut to
+ * MAX_MCP_SNIPPET_CHARS. The envelope itself is `structuredContent`; the text never repeats it as
+ * JSON, which would double what a client that forwards both puts into the model's context. The
+ * text stops at MAX_MCP_TEXT_CHARS with a line saying so.
  */
 import type { MergedEntry } from "../../protocol/envelope-schema.ts";
-import { MAX_MCP_SUMMARY_ENTRIES, MAX_MCP_TEXT_JSON_CHARS } from "../../protocol/limits.ts";
+import { MAX_MCP_SNIPPET_CHARS, MAX_MCP_TEXT_CHARS } from "../../protocol/limits.ts";
 import type { SearchToolResult } from "../../protocol/mcp-tools.ts";
 import type { ToolEnvelope } from "./mcp-tool-calls.ts";
 
 export function toolText(output: ToolEnvelope): string {
-  return `${summary(output)}\n\n${boundedJson(output)}`;
-}
-
-function boundedJson(output: ToolEnvelope): string {
-  const json = JSON.stringify(output);
-  if (json.length <= MAX_MCP_TEXT_JSON_CHARS) return json;
-  return `${
-    json.slice(0, MAX_MCP_TEXT_JSON_CHARS)
-  }\n[cut at ${MAX_MCP_TEXT_JSON_CHARS} characters of ${json.length}: structuredContent holds the whole result]`;
-}
-
-function summary(output: ToolEnvelope): string {
-  const head = `${output.command}: ${output.code} (action ${output.action})`;
-  const lines = [head];
+  const lines = [`${output.command}: ${output.code} (action ${output.action})`];
   if (output.error) {
     lines.push(
       output.error.field === undefined
@@ -30,53 +20,98 @@ function summary(output: ToolEnvelope): string {
         : `${output.error.message} [field ${output.error.field}]`,
     );
   }
-  if (output.retry_after_ms !== undefined) {
-    lines.push(`retry after ${output.retry_after_ms} ms`);
-  }
+  if (output.retry_after_ms !== undefined) lines.push(`retry after ${output.retry_after_ms} ms`);
   const result = output.result;
-  if (result === undefined) return lines.join("\n");
-  if ("attempts" in result) lines.push(...searchLines(result));
-  else if ("evidence" in result) {
-    const { evidence } = result;
-    lines.push(
-      `${evidence.title} <${evidence.locator}> from ${result.provider}: ${evidence.text.length} characters${
-        evidence.truncated ? " (truncated)" : ""
-      }`,
-    );
-  } else if ("tiers" in result) {
-    lines.push(
-      `${result.providers.length} providers: ${
-        result.providers.map((p) => `${p.name} (${p.scope}, ${p.sensitivity})`).join(", ")
-      }`,
-    );
-  } else if ("searches_in_flight" in result) {
-    lines.push(
-      `${result.service} ${result.version}; ${result.searches_in_flight} of ${result.max_inflight} searches in flight`,
-      ...result.providers.map((p) => `${p.name}: ${p.state}`),
-    );
-  }
-  return lines.join("\n");
+  if (result !== undefined) lines.push(...resultLines(result));
+  return bounded(lines);
 }
 
+function resultLines(result: NonNullable<ToolEnvelope["result"]>): string[] {
+  if ("attempts" in result) return searchLines(result);
+  if ("evidence" in result) {
+    const { evidence } = result;
+    return [
+      `${evidence.title}`,
+      `locator: ${evidence.locator} (from ${result.provider}, ${evidence.content_type}${
+        evidence.truncated ? ", truncated" : ""
+      })`,
+      "",
+      evidence.text,
+    ];
+  }
+  if ("tiers" in result) {
+    return [
+      ...result.providers.map((p) =>
+        `provider ${p.name}: scope ${p.scope}, ${p.source_class}, ${p.sensitivity}`
+      ),
+      `tiers: ${Object.keys(result.tiers).join(", ") || "none"}; default ${
+        result.default_tier ?? "none"
+      }`,
+    ];
+  }
+  if ("searches_in_flight" in result) {
+    return [
+      `${result.service} ${result.version}; ${result.searches_in_flight} of ${result.max_inflight} searches in flight`,
+      ...result.providers.map((p) =>
+        `provider ${p.name}: ${p.state}${p.until === undefined ? "" : ` until ${p.until}`}`
+      ),
+    ];
+  }
+  return [];
+}
+
+/** A line per provider (those contacted, then those skipped or trimmed), then the results. */
 function searchLines(result: SearchToolResult): string[] {
-  const attempts = result.attempts.map((a) =>
-    a.outcome === "success"
-      ? `${a.provider} ${a.candidate_count} in ${a.latency_ms} ms`
-      : `${a.provider} ${a.outcome} (${a.code})`
-  );
-  const shown = result.merged.slice(0, MAX_MCP_SUMMARY_ENTRIES).map(entryLine);
-  const more = result.merged.length - shown.length;
+  const providers = result.attempts.map((a) => {
+    if (a.outcome === "success") {
+      return `provider ${a.provider}: ${a.candidate_count} result${
+        a.candidate_count === 1 ? "" : "s"
+      } in ${a.latency_ms} ms`;
+    }
+    return `provider ${a.provider}: ${a.outcome} (${a.code}) after ${a.latency_ms} ms`;
+  });
+  for (const s of result.decision.skipped) {
+    providers.push(`provider ${s.provider}: skipped (${s.reason})`);
+  }
+  for (const t of result.decision.trimmed) {
+    providers.push(`provider ${t.provider}: not contacted (${t.reason})`);
+  }
+  const count = result.merged.length;
   return [
-    `"${result.query}": ${result.merged.length} results, coverage ${result.coverage}; ${
-      attempts.length === 0 ? "no provider contacted" : attempts.join(", ")
-    }`,
-    ...shown,
-    ...(more > 0 ? [`... and ${more} more in structuredContent`] : []),
+    `"${result.query}": ${count} result${count === 1 ? "" : "s"}, coverage ${result.coverage}`,
+    ...providers,
+    ...result.merged.flatMap(entryLines),
   ];
 }
 
-function entryLine(entry: MergedEntry): string {
-  return `${entry.rank}. ${entry.title} <${entry.locator}> found by ${
-    entry.found_by.join(", ")
-  }, best rank ${entry.best_rank}`;
+function entryLines(entry: MergedEntry): string[] {
+  const lines = [
+    "",
+    `${entry.rank}. ${entry.title}`,
+    `   ${entry.locator}`,
+    `   found by ${entry.found_by.join(", ")}`,
+  ];
+  const snippet = cutSnippet(entry.snippet);
+  if (snippet !== "") lines.push(`   ${snippet}`);
+  return lines;
+}
+
+/** One line, at most MAX_MCP_SNIPPET_CHARS, cut at a word with an ellipsis when cut. */
+export function cutSnippet(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= MAX_MCP_SNIPPET_CHARS) return flat;
+  const cut = flat.slice(0, MAX_MCP_SNIPPET_CHARS - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > MAX_MCP_SNIPPET_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/** The lines joined, stopping before MAX_MCP_TEXT_CHARS with a line that says so. */
+function bounded(lines: string[]): string {
+  const text = lines.join("\n");
+  if (text.length <= MAX_MCP_TEXT_CHARS) return text;
+  const note = `\n[cut at ${MAX_MCP_TEXT_CHARS} characters of ${text.length}: ` +
+    "structuredContent holds the whole result]";
+  const keep = text.slice(0, MAX_MCP_TEXT_CHARS - note.length);
+  const end = keep.lastIndexOf("\n");
+  return `${end > 0 ? keep.slice(0, end) : keep}${note}`;
 }

@@ -1,6 +1,6 @@
 /**
  * The page's HTML: a search form, the token field (outside the form, so no submission can carry
- * it), a row per provider and the merged list. No control has a `name`: were the script not to
+ * it) and the form's Search button after it, a row per provider and the merged list. No control has a `name`: were the script not to
  * run, submitting the form would send nothing. Every control has a label; the live regions say
  * when a search starts, ends, or fails.
  */
@@ -44,17 +44,18 @@ Results come from the providers and are untrusted: verify a page before you cite
 <input id="deadline" type="number" min="${MIN_TIMEOUT_MS}" max="${MAX_TIMEOUT_MS}" step="1"
   value="${DEFAULT_TIMEOUT_MS}" inputmode="numeric">
 </div>
-<button id="search" type="submit">Search</button>
 </form>
 <div class="field token">
 <label for="token">Bearer token (optional; kept in this page's memory only, sent as
 Authorization)</label>
 <input id="token" type="password" autocomplete="off" spellcheck="false">
 </div>
+<button id="search" type="submit" form="search-form">Search</button>
 <p id="status" role="status" aria-live="polite"></p>
 <section aria-labelledby="rows-heading">
 <h2 id="rows-heading">Providers as they answer</h2>
-<p class="note">Each bar is a provider's latency against the search's deadline, drawn as a line.
+<p class="note">Each bar is a provider's latency on a logarithmic scale up to the search's
+deadline, drawn as a line, so a fast answer shows beside a slow one.
 <span id="deadline-note"></span>
 <span class="key outcome-success">success</span> <span class="key outcome-timeout">timeout</span>
 <span class="key outcome-failure">failure</span> <span class="key outcome-skipped">skipped</span>

@@ -3,8 +3,9 @@
  * (docs/envelope.md, "Streaming") with fetch and a stream reader and draws each event as it lands.
  *
  * Everything a provider sent (titles, snippets, locators, messages, evidence) is untrusted: it
- * reaches the page only through `textContent` and attributes, never as markup, and only an http(s)
- * locator becomes a link. The token lives in its input field and in the headers of the calls made
+ * reaches the page only through `textContent` and attributes, never as markup; only an http(s)
+ * locator becomes a link to it, and a repository path (the workspace's) a link to its evidence,
+ * shown in place. The token lives in its input field and in the headers of the calls made
  * with it: never in a URL, a cookie or storage.
  */
 import { SCALE_PAST_DEADLINE } from "./page-style.ts";
@@ -24,8 +25,17 @@ const mergedList = byId("merged");
 let attempts = [];
 let running = null;
 let deadlineMs = 0;
-/** A bar's full width in deadlines; the style sheet draws the deadline's line at its share. */
+/** A bar's full width in deadlines. */
 const SCALE = ${SCALE_PAST_DEADLINE};
+
+/** Where a latency sits on a track: logarithmic up to SCALE deadlines (page-style.ts, latencyShare). */
+function share(ms) {
+  return Math.min(Math.log1p(Math.max(ms, 0)) / Math.log1p(deadlineMs * SCALE), 1);
+}
+
+function percent(fraction) {
+  return (fraction * 100).toFixed(2) + "%";
+}
 const rows = new Map();
 
 function element(tag, className, text) {
@@ -105,6 +115,8 @@ function row(name) {
   const track = element("span", "track");
   const bar = element("span", "bar");
   const line = element("span", "deadline");
+  line.style.left = percent(share(deadlineMs));
+  line.style.right = "auto";
   track.append(bar, line);
   const outcome = element("span", "outcome");
   const swatch = element("span", "swatch");
@@ -124,8 +136,7 @@ function drawRow(name, group, words, latencyMs, message) {
   entry.item.className = "row outcome-" + group;
   entry.text.textContent = group + ": " + words;
   entry.message.textContent = message || "";
-  const share = latencyMs === null ? 0 : Math.min(latencyMs / (deadlineMs * SCALE), 1);
-  entry.bar.style.width = (share * 100).toFixed(2) + "%";
+  entry.bar.style.width = percent(latencyMs === null ? 0 : share(latencyMs));
 }
 
 function drawPlan(decision) {
@@ -162,6 +173,14 @@ function linkTarget(locator) {
   }
 }
 
+/**
+ * A path in a repository (the workspace's docs/deploy.md): no URL to open, so its title links to
+ * the evidence, shown in place as Expand shows it.
+ */
+function isRepoPath(locator) {
+  return /^[\w.-]+(\/[\w.-]+)+(#[\w.-]*)?$/.test(locator) && !locator.includes("..");
+}
+
 /** The locator as the provider that found the page issued it, which is what its expand knows. */
 function issuedLocator(entry) {
   const place = entry.found_in[0];
@@ -176,12 +195,9 @@ function drawMerged(merged) {
     const item = element("li", "hit");
     const titleId = "hit-" + i;
     const href = linkTarget(entry.locator);
-    const title = element(href ? "a" : "span", "title", entry.title || entry.locator);
+    const inPlace = !href && isRepoPath(entry.locator);
+    const title = element(href || inPlace ? "a" : "span", "title", entry.title || entry.locator);
     title.id = titleId;
-    if (href) {
-      title.href = href;
-      title.rel = "noopener noreferrer";
-    }
     const meta = element("div", "meta");
     meta.append(element("span", "best-rank", "best rank " + entry.best_rank));
     meta.append(element("span", null, "found by"));
@@ -190,8 +206,19 @@ function drawMerged(merged) {
     expand.type = "button";
     expand.setAttribute("aria-describedby", titleId);
     const evidence = element("div", "evidence-slot");
+    evidence.id = titleId + "-evidence";
     evidence.setAttribute("aria-live", "polite");
     expand.addEventListener("click", () => showEvidence(entry, expand, evidence));
+    if (href) {
+      title.href = href;
+      title.rel = "noopener noreferrer";
+    } else if (inPlace) {
+      title.href = "#" + evidence.id;
+      title.addEventListener("click", (event) => {
+        event.preventDefault();
+        showEvidence(entry, expand, evidence);
+      });
+    }
     meta.append(expand);
     const locator = element("div", "locator", entry.locator);
     item.append(title, locator, element("p", "snippet", entry.snippet), meta, evidence);

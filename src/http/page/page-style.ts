@@ -19,7 +19,19 @@ export type OutcomeGroup = keyof typeof OUTCOME_COLOURS;
  * and a provider cut off at the deadline reaches it.
  */
 export const SCALE_PAST_DEADLINE = 1.05;
-const DEADLINE_AT_PERCENT = (100 / SCALE_PAST_DEADLINE).toFixed(2);
+
+/**
+ * Where a latency sits on a row's track, as a share of its width: logarithmic (of 1 + ms) up to
+ * SCALE_PAST_DEADLINE deadlines. On a linear scale a 26 ms answer against a 10 s deadline was a
+ * one-pixel sliver beside a slow provider's bar; here it is a third of the track, and the
+ * deadline's line sits near the end. The page's script computes the same (page-script.ts).
+ */
+export function latencyShare(latencyMs: number, deadlineMs: number): number {
+  return Math.min(
+    Math.log1p(Math.max(latencyMs, 0)) / Math.log1p(deadlineMs * SCALE_PAST_DEADLINE),
+    1,
+  );
+}
 
 const outcomeRules = Object.entries(OUTCOME_COLOURS)
   .map(([group, colour]) => `.outcome-${group} { --outcome: ${colour}; }`)
@@ -80,8 +92,9 @@ fieldset label { font-weight: 400; }
   position: absolute;
   top: -0.2rem;
   bottom: -0.2rem;
-  left: calc(${DEADLINE_AT_PERCENT}% - 1px);
+  right: 0;
   width: 2px;
+  margin-left: -1px;
   background: #1b1f24;
 }
 .outcome { grid-column: 2; font-size: 0.9rem; }
@@ -95,7 +108,9 @@ fieldset label { font-weight: 400; }
   background: var(--outcome);
 }
 .key::before { content: ""; }
-.key { margin-right: 0.75rem; }
+/* A swatch never wraps away from its word. */
+.key { margin-right: 0.75rem; white-space: nowrap; }
+#search { margin-top: 1rem; }
 .message { grid-column: 2; color: #57606a; font-size: 0.85rem; overflow-wrap: anywhere; }
 .merged { padding-left: 1.75rem; display: grid; gap: 0.9rem; }
 .hit .title { font-weight: 600; overflow-wrap: anywhere; }
