@@ -1,16 +1,26 @@
 /**
- * The corpus provider ranks like BM25: stopwords never match, identifiers stay whole, only a short
- * query's last term expands by prefix, and a score is the sum over terms, not multiplied by them.
+ * The corpus provider finds word forms and ranks by a sum over terms: English words are stemmed
+ * ("aerodynamic" finds "aerodynamics") unless stemming is off, stopwords never match, identifiers
+ * stay whole, only a short query's last term expands by prefix, and a score is the sum over terms,
+ * not multiplied by them.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { corpusAdapter, type CorpusDocument } from "../providers/corpus/corpus-adapter.ts";
+import {
+  corpusAdapter,
+  type CorpusDocument,
+  type CorpusOptions,
+} from "../providers/corpus/corpus-adapter.ts";
 import { expandsByPrefix, processTerm, tokenize } from "../providers/corpus/corpus-terms.ts";
 
 const signal = new AbortController().signal;
 
-async function locators(documents: CorpusDocument[], query: string): Promise<string[]> {
-  const adapter = corpusAdapter("c", "local", documents);
+async function locators(
+  documents: CorpusDocument[],
+  query: string,
+  options: CorpusOptions = {},
+): Promise<string[]> {
+  const adapter = corpusAdapter("c", "local", documents, options);
   const answer = await adapter.search({ query, limit: 10 }, signal);
   return answer.candidates.map((c) => c.locator);
 }
@@ -47,6 +57,32 @@ describe("corpus ranking", () => {
     assert.deepEqual(await locators(docs, "exit_code"), ["a"]);
   });
 
+  it("finds `exit code` written apart by `exit_code`, after the page that writes exit_code", async () => {
+    const docs = [
+      doc("apart", "the exit code of a process, and its exit status"),
+      doc("joined", "the process sets exit_code to 2"),
+      doc("other", "nothing here at all"),
+    ];
+    assert.deepEqual(await locators(docs, "exit_code"), ["joined", "apart"]);
+  });
+
+  it("finds a page that says only `aerodynamics` by `aerodynamic`, as the embedded default ranks", async () => {
+    const docs = [
+      doc("plural", "lift and drag in supersonic aerodynamics", "Wing theory"),
+      doc("other", "heat transfer in a boundary layer", "Heat"),
+    ];
+    assert.deepEqual(await locators(docs, "aerodynamic"), ["plural"]);
+    // A longer query expands no word by prefix: the stem alone finds the plural.
+    assert.deepEqual(await locators(docs, "aerodynamic lift of a wing"), ["plural"]);
+  });
+
+  it("with stemming off, finds a word only as written (or as the prefix of a short query)", async () => {
+    const docs = [doc("plural", "case studies of wings"), doc("other", "heat transfer")];
+    assert.deepEqual(await locators(docs, "study"), ["plural"]);
+    assert.deepEqual(await locators(docs, "study", { stemming: false }), []);
+    assert.deepEqual(await locators(docs, "studies", { stemming: false }), ["plural"]);
+  });
+
   it("never matches on a stopword alone", async () => {
     const docs = [doc("a", "the theory of the flow"), doc("b", "of the and a")];
     assert.deepEqual(await locators(docs, "the of"), []);
@@ -56,7 +92,7 @@ describe("corpus ranking", () => {
   it("matches a prefix for the last term of a short query only", async () => {
     const docs = [doc("a", "rate limiting explained"), doc("b", "the limit of a function")];
     assert.deepEqual((await locators(docs, "rate lim")).sort(), ["a", "b"]);
-    assert.deepEqual(await locators(docs, "pages explaining something about lim works"), []);
+    assert.deepEqual(await locators(docs, "pages saying something about lim works"), []);
   });
 
   it("does not multiply a score by the number of terms matched", async () => {

@@ -93,7 +93,7 @@ describe("actions through serveProvider and the HTTP client, and in process: the
         answer: {
           provider: "notes",
           scope: "notes",
-          actions: ["search", "describe", "health", "expand"],
+          actions: ["search", "describe", "health", "expand", "stats"],
           filters: [],
           protocol_versions: [1],
         },

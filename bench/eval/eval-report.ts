@@ -8,8 +8,10 @@ export type Row = {
   evaluation: Evaluation;
   failed: number;
   shortened: number;
-  /** nDCG@10 against the setup's reference, with the paired randomisation test's p. */
-  versus?: { reference: string; ratio: number; p_value: number };
+  /** nDCG@10 (and MRR) against the setup's reference, with the paired randomisation test's p. */
+  versus?: { reference: string; ratio: number; mrr_ratio: number; p_value: number };
+  /** A score group's member searches that carried the group's statistics, of all of them. */
+  sums?: { sent: number; searches: number };
 };
 
 const pad = (text: string, width: number) => text.padEnd(width);
@@ -34,13 +36,16 @@ export function formatTables(rows: readonly Row[]): string {
       const versus = row.versus
         ? `${row.versus.ratio.toFixed(3)}x ${row.versus.reference} (p ${
           row.versus.p_value.toFixed(3)
-        })`
+        }), MRR ${row.versus.mrr_ratio.toFixed(3)}x`
         : "";
       const failed = row.failed > 0 ? ` ${row.failed} searches not ok` : "";
+      const sums = row.sums && row.sums.sent < row.sums.searches
+        ? ` sums in ${row.sums.sent} of ${row.sums.searches} member searches`
+        : "";
       out.push(
         pad(row.setup, width) +
           METRIC_NAMES.map((m) => pad(row.evaluation.mean[m].toFixed(3), 11)).join("") + versus +
-          failed,
+          failed + sums,
       );
     }
     out.push("");

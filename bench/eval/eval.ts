@@ -3,7 +3,8 @@
  * (docs/quality.md). Every search goes through a real gateway over HTTP to real providers built
  * with the kit; the figures are nDCG@10, MAP@100, Recall@100, MRR and P@10.
  *
- *   --setups a,b       central, federated, federated-rrf, methods, methods-tuned (default: all)
+ *   --setups a,b       central, federated, federated-skewed, federated-rrf, methods, methods-tuned
+ *                      (default: all)
  *   --shards N         shards of the federated setups (default 3)
  *   --limits 10,100    the search `limit`s to run (default 10 and 100)
  *   --manifest FILE    also run this manifest (endpoints may be `{central}`, `{shard1}`, `{bm25}`...)
@@ -20,7 +21,15 @@ import { type Collection, loadCollection } from "./collection.ts";
 import { evaluate, type Evaluation, paired, relevantCount } from "../../src/cli/replay/metrics.ts";
 import { formatTables, type Row } from "./eval-report.ts";
 import { runSearches, type SetupRun } from "./run-searches.ts";
-import { builtinSetups, type Method, METHODS, serveCollection, userSetup } from "./setups.ts";
+import {
+  builtinSetups,
+  type Method,
+  METHODS,
+  serveCollection,
+  type Served,
+  type Setup,
+  userSetup,
+} from "./setups.ts";
 import { pairedRandomisation } from "./significance.ts";
 import { tuneWeights } from "./tune-weights.ts";
 
@@ -103,7 +112,8 @@ async function evaluateCollection(folder: string) {
     for (const limit of limits) {
       const byName = new Map<string, Evaluation>();
       for (const setup of setups) {
-        const run = await runSearches(setup, queries, limit);
+        const sums = sumsWatch(setup, served);
+        const run = await runSearches(setup, queries, limit, sums.ready);
         const evaluation = evaluationOf(run, collection);
         byName.set(setup.name, evaluation);
         rows.push({
@@ -113,6 +123,7 @@ async function evaluateCollection(folder: string) {
           evaluation,
           failed: run.failed,
           shortened: run.shortened,
+          ...sums.report(queries.length),
         });
         if (setup.name === "methods") {
           for (const method of METHODS) {
@@ -129,7 +140,7 @@ async function evaluateCollection(folder: string) {
           }
         }
       }
-      compare(rows, byName, limit);
+      compare(rows, byName, limit, setups);
       if (!values.json) {
         await chart(
           collection.name,
@@ -145,21 +156,60 @@ async function evaluateCollection(folder: string) {
   }
 }
 
-/** Each row's nDCG@10 against its reference: central for the shards, the best method for fusion. */
-function compare(rows: Row[], byName: Map<string, Evaluation>, limit: number) {
+/**
+ * Whether a setup's score group members get their group's statistics: `ready` once each of them
+ * was sent the sums (the gateway has described them), and what the judged searches carried.
+ */
+function sumsWatch(setup: Setup, served: Served) {
+  const members = setup.providers.filter((p) =>
+    p.score_group !== undefined && served.endpoints.get(p.name) === p.endpoint
+  ).map((p) => p.name);
+  const before = new Map(members.map((m) => [m, served.searchesWithSums(m)]));
+  let warm = new Map(before);
+  return {
+    ready: () => {
+      const done = members.every((m) => served.searchesWithSums(m) > (before.get(m) ?? 0));
+      if (done) warm = new Map(members.map((m) => [m, served.searchesWithSums(m)]));
+      return done;
+    },
+    report: (queries: number) =>
+      members.length === 0 ? {} : {
+        sums: {
+          sent: members.reduce((n, m) => n + served.searchesWithSums(m) - (warm.get(m) ?? 0), 0),
+          searches: members.length * queries,
+        },
+      },
+  };
+}
+
+/**
+ * Each row's nDCG@10 (and MRR) against its reference: central for the shards, and for a fusion of
+ * methods its best member, the one method of those it fuses with the best nDCG@10 alone.
+ */
+function compare(
+  rows: Row[],
+  byName: Map<string, Evaluation>,
+  limit: number,
+  setups: readonly Setup[],
+) {
   const central = byName.get("central");
-  const singles = METHODS.map((m) => byName.get(`method:${m}`)).filter((e) => e !== undefined);
-  const best = singles.sort((a, b) => b.mean.ndcg_10 - a.mean.ndcg_10)[0];
+  const bestMember = (setup: string) => {
+    const members = setups.find((s) => s.name === setup)?.providers.map((p) => p.name) ?? [];
+    return METHODS.filter((m) => members.includes(m))
+      .flatMap((m) => byName.get(`method:${m}`) ?? [])
+      .sort((a, b) => b.mean.ndcg_10 - a.mean.ndcg_10)[0];
+  };
   for (const row of rows.filter((r) => r.limit === limit)) {
     const reference = row.setup.startsWith("federated") || values.manifest.includes(row.setup)
       ? central
       : row.setup.startsWith("methods")
-      ? best
+      ? bestMember(row.setup)
       : undefined;
     if (reference === undefined || reference === row.evaluation) continue;
     row.versus = {
-      reference: reference === central ? "central" : "best method",
+      reference: reference === central ? "central" : "best member",
       ratio: row.evaluation.mean.ndcg_10 / reference.mean.ndcg_10,
+      mrr_ratio: row.evaluation.mean.mrr / reference.mean.mrr,
       p_value: pValue(row.evaluation, reference),
     };
   }
@@ -210,6 +260,7 @@ function formatJson(rows: Row[]) {
       queries: r.evaluation.queries,
       failed_searches: r.failed,
       shortened_queries: r.shortened,
+      ...(r.sums ? { searches_with_sums: r.sums } : {}),
       mean: r.evaluation.mean,
       ...(r.versus ? { versus: r.versus } : {}),
     })),

@@ -1,14 +1,16 @@
 /**
- * A full-text search adapter over a list of documents: BM25 through MiniSearch, with the terms of
- * corpus-terms.ts (stopwords out, identifiers whole, prefix matching only for a short query's last
- * term). The example corpus providers serve it over HTTP; the composition roots
- * (src/runtime, src/cli, and scripts/build-worker.ts for the Worker) build the `workspace` built-in
- * from it over docs/: one contract, two transports. It needs only Web APIs, so the Worker carries
- * it too.
+ * A full-text search adapter over a list of documents: an inverted index of our own
+ * (corpus-index.ts) ranked by stemmed InExpB2 (corpus-rank.ts, corpus-search.ts), with the terms
+ * of corpus-terms.ts (stopwords out, identifiers whole, prefix matching only for a short query's
+ * last term). It answers `stats`, so shards of one index in a score group score with the group's
+ * sums. The example corpus providers serve it over HTTP; the composition roots (src/runtime,
+ * src/cli, and scripts/build-worker.ts for the Worker) build the `workspace` built-in from it over
+ * docs/: one contract, two transports. It needs only Web APIs, so the Worker carries it too.
  */
-import MiniSearch from "minisearch";
 import { type HealthAnswer, ProviderError, type SearchAdapter } from "../../src/kit/mod.ts";
-import { expandsByPrefix, processTerm, tokenize } from "./corpus-terms.ts";
+import { CorpusIndex } from "./corpus-index.ts";
+import type { Feedback, RankingModel } from "./corpus-rank.ts";
+import { DEFAULT_RANKING, indexStats, type Ranking, searchIndex } from "./corpus-search.ts";
 
 export type CorpusDocument = {
   title: string;
@@ -20,20 +22,20 @@ export type CorpusDocument = {
 /** How much text around the first match a snippet shows, in characters. */
 const SNIPPET_CHARS = 280;
 
-/**
- * Plain BM25 (Robertson's k1 1.2 and b 0.75). MiniSearch's default adds BM25+'s floor d = 0.5 to
- * every matched term, which favours long documents that match many weak terms.
- */
-const BM25 = { k: 1.2, b: 0.75, d: 0 };
-
-/**
- * The title is indexed twice: inside `all` (title and text as one field, so a term's frequency
- * and the document's length are counted once) and on its own at this weight, so a title word
- * counts 1.3 times. 0.3 was best on Cranfield (docs/quality.md); CISI only checked it.
- */
-const TITLE_BOOST = 0.3;
-
 export type CorpusOptions = {
+  /**
+   * English stemming of titles and text (default on): "aerodynamic" finds "aerodynamics". Turn it
+   * off for a corpus of code or of another language, where Porter's English rules would merge
+   * words that differ.
+   */
+  stemming?: boolean;
+  /** `dfr` (InExpB2, the default) or `bm25`. */
+  model?: RankingModel;
+  /**
+   * RM3 relevance feedback (off by default; RM3 in corpus-search.ts is the measured setting): never
+   * used for a search that carries its score group's statistics.
+   */
+  feedback?: Feedback | null;
   /** Reads the documents again, for `refresh`; without it the corpus is fixed and refresh is not offered. */
   reload?: () => Promise<readonly CorpusDocument[]>;
   /** Epoch milliseconds; the load time is the watermark of a corpus whose documents carry no date. */
@@ -42,7 +44,12 @@ export type CorpusOptions = {
 
 type Loaded = {
   documents: readonly CorpusDocument[];
-  index: MiniSearch<CorpusDocument & { id: number }>;
+  index: CorpusIndex;
+  /**
+   * Each shown document's flattened text, made the first time a search shows it: flattening a
+   * long page cost more than ranking it (about 0.4 ms for each 40 KB page of docs/, every search).
+   */
+  flat: Array<FlatText | undefined>;
   byLocator: Map<string, { doc: CorpusDocument; revision: string }>;
   revisions: string[];
   loadedAt: number;
@@ -62,6 +69,12 @@ export function corpusAdapter(
   options: CorpusOptions = {},
 ): SearchAdapter {
   const now = options.now ?? (() => Date.now());
+  const ranking: Ranking = {
+    stemming: options.stemming ?? DEFAULT_RANKING.stemming,
+    model: options.model ?? DEFAULT_RANKING.model,
+    feedback: options.feedback ?? DEFAULT_RANKING.feedback,
+  };
+  const load = (docs: readonly CorpusDocument[], at: number) => loadIndex(docs, at, ranking);
   let loaded = load(documents, now());
   /** Every locator any load held: what `locator_expired` rests on after a reload. */
   const held = new Set(loaded.byLocator.keys());
@@ -78,30 +91,28 @@ export function corpusAdapter(
   const adapter: SearchAdapter = {
     name,
     scope,
-    search({ query, limit }) {
+    search({ query, limit, collection_stats }) {
       const { index, documents, revisions } = loaded;
-      const hits = index.search(query)
-        // MiniSearch multiplies each score by the number of query terms matched; BM25 is the sum.
-        .map((hit) => ({ ...hit, score: hit.score / Math.max(1, hit.queryTerms.length) }))
-        .sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number))
-        .slice(0, limit);
-      const candidates = hits.map((hit) => {
-        const doc = documents[hit.id as number] as CorpusDocument;
+      const found = searchIndex(index, query, limit, ranking, collection_stats);
+      const candidates = found.map((hit) => {
+        const doc = documents[hit.doc] as CorpusDocument;
         return {
           title: doc.title,
           locator: doc.locator,
-          snippet: snippetFor(doc.text, hit.terms),
+          // The words as the query wrote them first, then their stems ("studi" of "studies").
+          snippet: snippetFor(flatOf(loaded, hit.doc), [...hit.matched, ...hit.terms]),
           published_at: doc.published_at ?? null,
           metadata: {
             // Unrounded: the gateway merges shards of one index by this score (docs/protocol.md).
             score: hit.score,
-            matched: hit.terms.slice(0, 8),
-            revision: revisions[hit.id as number],
+            matched: hit.matched.slice(0, 8),
+            revision: revisions[hit.doc],
           },
         };
       });
       return Promise.resolve({ candidates });
     },
+    stats: ({ query }) => Promise.resolve(indexStats(loaded.index, query)),
     health: () => Promise.resolve(health()),
     expand({ locator, revision }) {
       const found = loaded.byLocator.get(locator);
@@ -145,23 +156,12 @@ export function corpusAdapter(
   return adapter;
 }
 
-function load(documents: readonly CorpusDocument[], loadedAt: number): Loaded {
-  const index = new MiniSearch<CorpusDocument & { id: number }>({
-    fields: ["all", "title"],
-    storeFields: [],
-    // MiniSearch reads the id through this too.
-    extractField: (doc, field) =>
-      field === "all" ? `${doc.title}\n${doc.text}` : field === "id" ? doc.id : doc.title,
-    tokenize,
-    processTerm,
-    searchOptions: {
-      boost: { all: 1, title: TITLE_BOOST },
-      prefix: expandsByPrefix,
-      fuzzy: false,
-      bm25: BM25,
-    },
-  });
-  index.addAll(documents.map((doc, id) => ({ ...doc, id })));
+function loadIndex(
+  documents: readonly CorpusDocument[],
+  loadedAt: number,
+  ranking: Ranking,
+): Loaded {
+  const index = new CorpusIndex(documents, ranking.stemming, ranking.feedback !== null);
   const revisions = documents.map(revisionOf);
   const byLocator = new Map<string, { doc: CorpusDocument; revision: string }>();
   documents.forEach((doc, i) => {
@@ -170,7 +170,11 @@ function load(documents: readonly CorpusDocument[], loadedAt: number): Loaded {
       byLocator.set(doc.locator, { doc, revision: revisions[i] as string });
     }
   });
-  return { documents, index, byLocator, revisions, loadedAt };
+  return { documents, index, flat: [], byLocator, revisions, loadedAt };
+}
+
+function flatOf(loaded: Loaded, doc: number): FlatText {
+  return loaded.flat[doc] ??= flatText((loaded.documents[doc] as CorpusDocument).text);
 }
 
 /**
@@ -202,10 +206,17 @@ export function revisionOf(doc: CorpusDocument): string {
   return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
 }
 
-/** A window of the text around the first matched term, cut at word boundaries. */
-export function snippetFor(text: string, terms: readonly string[]): string {
+/** A document's text as snippets read it: whitespace collapsed, and that lowercased. */
+export type FlatText = { flat: string; lower: string };
+
+export function flatText(text: string): FlatText {
   const flat = text.replace(/\s+/g, " ").trim();
-  const lower = flat.toLowerCase();
+  return { flat, lower: flat.toLowerCase() };
+}
+
+/** A window of the text around the first matched term, cut at word boundaries. */
+export function snippetFor(text: string | FlatText, terms: readonly string[]): string {
+  const { flat, lower } = typeof text === "string" ? flatText(text) : text;
   let at = -1;
   for (const term of terms) {
     const i = lower.indexOf(term.toLowerCase());
@@ -219,6 +230,11 @@ export function snippetFor(text: string, terms: readonly string[]): string {
   const cut = flat.slice(start, end);
   const trimmed = end < flat.length ? cut.slice(0, cut.lastIndexOf(" ")) : cut;
   return `${start > 0 ? "… " : ""}${trimmed}${end < flat.length ? " …" : ""}`;
+}
+
+/** Markdown's marks dropped; an underscore inside an identifier (`exit_code`) is text, not emphasis. */
+function withoutMarks(text: string): string {
+  return text.replace(/[`*>|]|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])/g, "");
 }
 
 /**
@@ -237,12 +253,15 @@ export function parseMarkdownDocument(source: string, fallbackLocator: string): 
     body = body.slice(front[0].length);
   }
   const heading = /^#\s+(.+)$/m.exec(body);
-  const title = fields.title ?? heading?.[1]?.trim() ?? fallbackLocator;
-  const text = body
-    .replace(/^#{1,6}\s+/gm, "")
-    // Markdown's marks go; an underscore inside an identifier (`exit_code`) is text, not emphasis.
-    .replace(/[`*>|]|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])/g, "")
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
+  const title = fields.title ?? (heading ? withoutMarks(heading[1] as string).trim() : undefined) ??
+    fallbackLocator;
+  const text = withoutMarks(
+    body
+      .replace(/^#{1,6}\s+/gm, "")
+      // A code fence's line (its language word with it) and a table's rule row are layout, not text.
+      .replace(/^\s*(```|~~~).*$/gm, "")
+      .replace(/^\s*\|?(\s*:?-{3,}:?\s*\|?)+\s*$/gm, ""),
+  ).replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
   return {
     title,
     locator: fields.locator ?? fallbackLocator,

@@ -2,6 +2,7 @@
  * How the corpus provider turns text into terms, and which query terms may match by prefix. The
  * figures behind each choice are in docs/quality.md; the reasons are beside each constant.
  */
+import { stemmer } from "stemmer";
 
 /**
  * English function words that say nothing about a page's subject. Removing them was worth +0.057
@@ -55,6 +56,46 @@ export function tokenize(text: string): string[] {
 export function processTerm(term: string): string | null {
   const lower = term.toLowerCase();
   return STOPWORDS.has(lower) ? null : lower;
+}
+
+/**
+ * Stems remembered at once: a corpus's vocabulary is tens of thousands of words, and the Porter
+ * stemmer's regular expressions cost more than a lookup; past this the memory is started afresh, so
+ * a provider that reloads a changing corpus for months holds no more.
+ */
+const STEM_CACHE_ENTRIES = 100_000;
+const stems = new Map<string, string>();
+
+/** Only plain lowercase English words are stemmed: Porter's rules know no other letters. */
+const ENGLISH_WORD = /^[a-z]+$/;
+
+/**
+ * The Porter stem of an English word ("aerodynamics" and "aerodynamic" are both "aerodynam"); an
+ * identifier (`exit_code`), a word with digits or with letters Porter's rules do not know stays as
+ * it is, so it is found only as written.
+ */
+export function stem(term: string): string {
+  if (!ENGLISH_WORD.test(term)) return term;
+  let stemmed = stems.get(term);
+  if (stemmed === undefined) {
+    if (stems.size >= STEM_CACHE_ENTRIES) stems.clear();
+    stemmed = stemmer(term);
+    stems.set(term, stemmed);
+  }
+  return stemmed;
+}
+
+/**
+ * The indexed terms of `text`, in order, repeats kept: its words lowercased, stopwords dropped,
+ * identifiers whole and in parts, and each English word stemmed unless `stemming` is off.
+ */
+export function termsOf(text: string, stemming: boolean): string[] {
+  const out: string[] = [];
+  for (const token of tokenize(text)) {
+    const term = processTerm(token);
+    if (term !== null) out.push(stemming ? stem(term) : term);
+  }
+  return out;
 }
 
 /** Whether the `i`th of a query's `terms` (after stopwords) may match as a prefix. */

@@ -18,6 +18,8 @@ import { type Gate, type Release, Semaphore } from "../io/gate.ts";
 import type { AttemptWatch } from "./suspension.ts";
 import { QueueWatch } from "./queue-watch.ts";
 import { Deadlines } from "./deadlines.ts";
+import type { StatsRound } from "./score-group-stats.ts";
+import { statsRounds } from "./score-groups.ts";
 
 /** What contacting providers needs from the gateway: the same for every search of one caller. */
 export type AttemptDeps = {
@@ -33,6 +35,11 @@ export type AttemptDeps = {
    * (docs/protocol.md, "Filters"). Absent: no provider receives any.
    */
   acceptsFilters?: ((spec: ProviderSpec) => readonly FilterName[]) | undefined;
+  /**
+   * Whether a provider's `describe` lists `stats`: members of one score group that do are asked
+   * first, and search with the group's sums (score-group-stats.ts). Absent: no one is asked.
+   */
+  declaresStats?: ((spec: ProviderSpec) => boolean) | undefined;
 };
 
 /** One search's attempts. */
@@ -66,6 +73,7 @@ export async function fanOut(search: FanOut): Promise<AttemptRecord[]> {
   // One listener on the caller's signal for the whole fan-out, not one per attempt: Node warns
   // (MaxListenersExceededWarning) on every signal that gets more than 10, and a search runs up to 32.
   const deadlines = new Deadlines(signal);
+  const rounds = await statsRounds(run, deps.declaresStats, deps.now);
   const shared: Shared = {
     search,
     deadlines,
@@ -75,6 +83,7 @@ export async function fanOut(search: FanOut): Promise<AttemptRecord[]> {
       : new Semaphore(deps.maxPendingConnections),
     // Every attempt starts now, so those of one provider timeout share one deadline.
     started: deps.now(),
+    rounds,
   };
   const onCallerGone = () => deadlines.cancel();
   signal.addEventListener("abort", onCallerGone, { once: true });
@@ -97,12 +106,14 @@ type Shared = {
   connectGate: Gate | null;
   /** When the attempts started (by `deps.now`). */
   started: number;
+  /** The statistics round of each score group member that takes part in one. */
+  rounds: ReadonlyMap<string, StatsRound>;
 };
 
 async function attempt(
   spec: ProviderSpec,
   traceparent: string,
-  { search, deadlines, connectGate, started }: Shared,
+  { search, deadlines, connectGate, started, rounds }: Shared,
 ): Promise<AttemptRecord> {
   const { deps, request } = search;
   const callerLeft = request.timeout_ms - FUSION_RESERVE_MS - (started - search.startedAt);
@@ -122,20 +133,32 @@ async function attempt(
     release = await gate.acquire(signal);
     const headers = deps.headersFor === null ? {} : await deps.headersFor(spec, budgetMs);
     reached = true;
-    result = await deps.clientFor(spec).call({
+    const client = deps.clientFor(spec);
+    const { requestId, budget: bytes } = search;
+    const call = { requestId, traceparent, signal, headers, budget: bytes, connectGate: queue };
+    const sums = await rounds.get(spec.name)?.join(
+      spec.name,
+      budgetMs,
+      client,
+      request.query,
+      call,
+    );
+    result = await client.call({
       query: request.query,
       limit: request.limit,
       ...sentFilters(spec, request.filters, deps),
-      requestId: search.requestId,
+      ...(sums === undefined ? {} : { collection_stats: sums }),
+      requestId,
       traceparent,
       signal,
-      budget: search.budget,
+      budget: bytes,
       connectGate: queue,
       headers,
     });
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };
   } finally {
+    rounds.get(spec.name)?.withdraw(spec.name);
     // A call its deadline or the caller's departure cut short may still be tearing down its
     // connection: the place waits until the provider can have seen it close, so the provider never
     // has more than its max_concurrency open. The attempt itself does not wait.

@@ -92,6 +92,9 @@ export class GatewayState {
       unavailable: (spec) => this.unavailable(spec),
       versionProblem: descriptions ? (spec) => descriptions.versionProblem(spec) : undefined,
       acceptsFilters: descriptions ? (spec) => descriptions.filtersOf(spec) : undefined,
+      declaresStats: descriptions
+        ? (spec) => descriptions.declares(spec, "stats") === true
+        : undefined,
       clientFor: (spec) => this.#client(spec),
       gateFor: (spec) => this.#gate(spec),
       now: config.now,

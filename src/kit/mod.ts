@@ -43,6 +43,12 @@ export {
   PROVIDER_HEALTH_VERSION,
   PROVIDER_REFRESH_REQUEST_VERSION,
 } from "../protocol/provider-actions.ts";
+export {
+  type CollectionStats,
+  PROVIDER_STATS_REQUEST_VERSION,
+  PROVIDER_STATS_VERSION,
+  type TermStats,
+} from "../protocol/collection-stats.ts";
 export type { HealthCoverage, HealthStatus, ProviderAction } from "../protocol/codes.ts";
 export type { ProviderErrorCode } from "../protocol/codes.ts";
 export {

@@ -12,6 +12,7 @@ import {
   MAX_DIAGNOSTIC_CHARS,
   MAX_HEALTH_DIAGNOSTICS,
   MAX_PROVIDER_REQUEST_BYTES,
+  MAX_STATS_REQUEST_BYTES,
   MAX_WARNING_CHARS,
   MAX_WARNINGS,
 } from "../protocol/limits.ts";
@@ -30,6 +31,7 @@ import {
   HealthRequestSchema,
   RefreshRequestSchema,
 } from "../protocol/provider-actions.ts";
+import { statsDocument, StatsRequestSchema } from "../protocol/collection-stats.ts";
 import {
   PROVIDER_ERROR_STATUS,
   PROVIDER_ERROR_VERSION,
@@ -54,6 +56,10 @@ export type ServeProviderOptions = {
 export function serveProvider(adapter: SearchAdapter, options: ServeProviderOptions = {}): Hono {
   const app = new Hono();
   const { verify } = options;
+  // Only a search of a provider that answers `stats` may carry its score group's statistics.
+  const maxRequestBytes = typeof adapter.stats === "function"
+    ? MAX_STATS_REQUEST_BYTES
+    : MAX_PROVIDER_REQUEST_BYTES;
 
   app.post(
     "*",
@@ -63,13 +69,10 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
       await next();
     },
     bodyLimit({
-      maxSize: MAX_PROVIDER_REQUEST_BYTES,
+      maxSize: maxRequestBytes,
       onError: () =>
         providerError(
-          new ProviderError(
-            "invalid_request",
-            `a request is at most ${MAX_PROVIDER_REQUEST_BYTES} bytes`,
-          ),
+          new ProviderError("invalid_request", `a request is at most ${maxRequestBytes} bytes`),
         ),
     }),
     async (c) => {
@@ -87,7 +90,7 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
       }
       const parsed = v.safeParse(ProviderRequestSchema, json);
       if (!parsed.success) return refuseRequest(parsed.issues);
-      const { query, limit, filters } = parsed.output;
+      const { query, limit, filters, collection_stats } = parsed.output;
       // The gateway sends only filters this provider listed in `describe`; any other is a refusal.
       const undeclared = Object.keys(filters ?? {}).filter((f) => !adapter.filters?.includes(f));
       if (undeclared.length > 0) {
@@ -95,13 +98,22 @@ export function serveProvider(adapter: SearchAdapter, options: ServeProviderOpti
           new ProviderError("invalid_request", `this provider does not filter by ${undeclared[0]}`),
         );
       }
+      // The gateway sends statistics only to a provider that declared `stats`.
+      if (collection_stats !== undefined && typeof adapter.stats !== "function") {
+        return providerError(
+          new ProviderError("invalid_request", "this provider does not take collection_stats"),
+        );
+      }
       let answer: Awaited<ReturnType<SearchAdapter["search"]>>;
       try {
         answer = await adapter.search(
-          // The wire schema's optional members are the filters' own: same shape, looser typing.
-          filters === undefined
-            ? { query, limit }
-            : { query, limit, filters: filters as SearchFilters },
+          {
+            query,
+            limit,
+            // The wire schema's optional members are the filters' own: same shape, looser typing.
+            ...(filters === undefined ? {} : { filters: filters as SearchFilters }),
+            ...(collection_stats === undefined ? {} : { collection_stats }),
+          },
           c.req.raw.signal,
         );
       } catch (e) {
@@ -192,6 +204,13 @@ async function answerAction(
         signal,
       );
       return Response.json(expandDocument(adapter, locator, evidence));
+    }
+    case "stats": {
+      if (typeof adapter.stats !== "function") return unsupported();
+      const parsed = v.safeParse(StatsRequestSchema, json);
+      if (!parsed.success) return refuseRequest(parsed.issues);
+      const stats = await adapter.stats({ query: parsed.output.query }, signal);
+      return Response.json(statsDocument(adapter, stats));
     }
     default:
       return unsupported();

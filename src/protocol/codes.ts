@@ -86,7 +86,14 @@ export type ProviderErrorCode = (typeof PROVIDER_ERROR_CODES)[number];
  * What a provider can be asked over the provider protocol (docs/protocol.md, "Actions: describe, health, expand, refresh"): every
  * provider answers `search`; the others only when it lists them in its `describe` answer.
  */
-export const PROVIDER_ACTIONS = ["search", "describe", "health", "expand", "refresh"] as const;
+export const PROVIDER_ACTIONS = [
+  "search",
+  "describe",
+  "health",
+  "expand",
+  "refresh",
+  "stats",
+] as const;
 export type ProviderAction = (typeof PROVIDER_ACTIONS)[number];
 
 /** How a provider says it is doing, in a health answer. */

@@ -436,3 +436,32 @@ export const BODY_DRAIN_MS = 2_000;
  * be countless clients.
  */
 export const CLIENT_IPV6_PREFIX_BITS = 64;
+
+/**
+ * Terms one `stats` answer, and the collection statistics a search carries, hold at most: the
+ * longest judged query of the CISI collection (2,000 characters) reaches 111 distinct terms, so an
+ * honest query fits with room, and the statistics stay a few kilobytes.
+ */
+export const MAX_STATS_TERMS = 256;
+
+/**
+ * A term in `stats`, in UTF-16 code units: the longest term of either judged collection has 28; a
+ * longer token (a hash, an encoded blob) is no word whose frequencies shards need to share.
+ */
+export const MAX_STATS_TERM_CHARS = 64;
+
+/**
+ * A search request that carries collection statistics, as serveProvider reads it for an adapter
+ * that answers `stats`: a request without them (MAX_PROVIDER_REQUEST_BYTES), and MAX_STATS_TERMS
+ * entries of under 512 bytes each (a term of MAX_STATS_TERM_CHARS with every character escaped as
+ * six bytes, two 16-digit counts, the field names). A provider without `stats` keeps the small cap.
+ */
+export const MAX_STATS_REQUEST_BYTES = MAX_PROVIDER_REQUEST_BYTES + MAX_STATS_TERMS * 512;
+
+/**
+ * The share of a score group member's attempt budget that the group's statistics round may take:
+ * the sums are made once, when every member answered or this share ran out, so the search itself
+ * keeps at least half its time; a member whose statistics come later is left out of the sums and
+ * scores with its own.
+ */
+export const STATS_ROUND_BUDGET_SHARE = 0.5;

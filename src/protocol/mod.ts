@@ -16,6 +16,7 @@ export * from "./validate-manifest.ts";
 export * from "./provider-wire.ts";
 export * from "./provider-contract.ts";
 export * from "./provider-actions.ts";
+export * from "./collection-stats.ts";
 export * from "./check-provider-answer.ts";
 export * from "./url-policy.ts";
 export * from "./search-request.ts";

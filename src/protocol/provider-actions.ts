@@ -1,7 +1,8 @@
 /**
  * The provider actions beside `search` (docs/protocol.md, "Actions: describe, health, expand, refresh"): `describe`, `health`,
- * `expand` and `refresh`, each a request and an answer posted to the provider's one endpoint and
- * told apart by `schema_version` and `action`. Like search, version 1 is strict.
+ * `expand`, `refresh` and `stats` (its schemas in collection-stats.ts), each a request and an
+ * answer posted to the provider's one endpoint and told apart by `schema_version` and `action`.
+ * Like search, version 1 is strict.
  *
  * The describe request and answer are frozen across protocol majors: every future major keeps
  * them byte for byte, so any gateway can ask any provider which majors it speaks.
@@ -30,6 +31,12 @@ import type {
   SearchAnswer,
 } from "./provider-contract.ts";
 import { PROVIDER_RESPONSE_VERSION, type ProviderResponse } from "./provider-wire.ts";
+import {
+  PROVIDER_STATS_REQUEST_VERSION,
+  PROVIDER_STATS_VERSION,
+  type StatsResponse,
+  StatsResponseSchema,
+} from "./collection-stats.ts";
 
 export const PROVIDER_DESCRIBE_REQUEST_VERSION = "tracefetch.provider-describe-request.v1";
 export const PROVIDER_DESCRIBE_VERSION = "tracefetch.provider-describe.v1";
@@ -156,6 +163,7 @@ export const ACTION_REQUEST_VERSIONS = {
   health: PROVIDER_HEALTH_REQUEST_VERSION,
   expand: PROVIDER_EXPAND_REQUEST_VERSION,
   refresh: PROVIDER_REFRESH_REQUEST_VERSION,
+  stats: PROVIDER_STATS_REQUEST_VERSION,
 } as const satisfies Record<OptionalAction, string>;
 
 /** Each action's answer schema: refresh answers with its health. */
@@ -164,28 +172,43 @@ const ANSWER_SCHEMAS = {
   health: HealthResponseSchema,
   expand: ExpandResponseSchema,
   refresh: HealthResponseSchema,
+  stats: StatsResponseSchema,
 } as const;
+
+/** Each action's answer schema_version, named when an answer does not match it. */
+const ANSWER_VERSIONS = {
+  describe: PROVIDER_DESCRIBE_VERSION,
+  health: PROVIDER_HEALTH_VERSION,
+  expand: PROVIDER_EXPAND_VERSION,
+  refresh: PROVIDER_HEALTH_VERSION,
+  stats: PROVIDER_STATS_VERSION,
+} as const satisfies Record<OptionalAction, string>;
 
 export type ActionAnswer = {
   describe: DescribeResponse;
   health: HealthResponse;
   expand: ExpandResponse;
   refresh: HealthResponse;
+  stats: StatsResponse;
 };
 
-/** The body that asks `action`; `expand` also carries the locator (and revision). */
+/**
+ * The body that asks `action`; `expand` also carries the locator (and revision), `stats` the
+ * search's query.
+ */
 export function actionRequest(
   action: OptionalAction,
-  expand?: { locator: string; revision?: string | undefined },
+  ask?: { locator: string; revision?: string | undefined } | { query: string },
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     schema_version: ACTION_REQUEST_VERSIONS[action],
     action,
   };
-  if (action === "expand" && expand) {
-    body.locator = expand.locator;
-    if (expand.revision !== undefined) body.revision = expand.revision;
+  if (action === "expand" && ask && "locator" in ask) {
+    body.locator = ask.locator;
+    if (ask.revision !== undefined) body.revision = ask.revision;
   }
+  if (action === "stats" && ask && "query" in ask) body.query = ask.query;
   return body;
 }
 
@@ -232,15 +255,10 @@ export function checkActionJson<A extends OptionalAction>(
       : issue.type === "strict_object"
       ? "is not a field of version 1"
       : issue.message;
-    const expected = action === "describe"
-      ? PROVIDER_DESCRIBE_VERSION
-      : action === "expand"
-      ? PROVIDER_EXPAND_VERSION
-      : PROVIDER_HEALTH_VERSION;
     return {
       ok: false,
       code: "schema_violation",
-      message: `the answer does not match ${expected}: ${at} ${what}`,
+      message: `the answer does not match ${ANSWER_VERSIONS[action]}: ${at} ${what}`,
     };
   }
   const answer = parsed.output as ActionAnswer[A] & { provider: string; scope: string };

@@ -6,6 +6,7 @@
 import type { HealthCoverage, HealthStatus, ProviderErrorCode } from "./codes.ts";
 import type { WireCandidate } from "./provider-wire.ts";
 import type { SearchFilters } from "./search-filters.ts";
+import type { CollectionStats } from "./collection-stats.ts";
 
 /** What an adapter answers: candidates (possibly none: an honest empty) and optional warnings. */
 export type SearchAnswer = {
@@ -65,9 +66,18 @@ export interface SearchAdapter {
   readonly scope: string;
   /** The search filters it honours, listed by `describe`. */
   readonly filters?: readonly string[];
-  /** `filters` holds only filters it listed in `filters`, and is absent when none of those is in use. */
+  /**
+   * `filters` holds only filters it listed in `filters`, and is absent when none of those is in
+   * use; `collection_stats`, only for an adapter that implements `stats`, are its score group's
+   * sums, to score with in place of its own.
+   */
   search(
-    request: { query: string; limit: number; filters?: SearchFilters },
+    request: {
+      query: string;
+      limit: number;
+      filters?: SearchFilters;
+      collection_stats?: CollectionStats;
+    },
     signal: AbortSignal,
   ): Promise<SearchAnswer>;
   describe?(signal: AbortSignal): Promise<ProviderDescription>;
@@ -76,6 +86,11 @@ export interface SearchAdapter {
   expand?(request: ExpandRequest, signal: AbortSignal): Promise<Evidence>;
   /** Brings an index up to date, then answers its health. */
   refresh?(signal: AbortSignal): Promise<HealthAnswer>;
+  /**
+   * What its collection holds for the terms `query` reaches, as its search would count them: the
+   * gateway sums the answers of a score group's members and sends the sums with the search.
+   */
+  stats?(request: { query: string }, signal: AbortSignal): Promise<CollectionStats>;
 }
 
 export type ProviderErrorOptions = {

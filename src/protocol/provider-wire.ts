@@ -8,6 +8,7 @@ import { PROVIDER_ERROR_CODES, type ProviderErrorCode } from "./codes.ts";
 import { isRecord } from "./json-value.ts";
 import { MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT } from "./limits.ts";
 import { SearchFiltersSchema } from "./search-filters.ts";
+import { CollectionStatsSchema } from "./collection-stats.ts";
 
 export const PROVIDER_REQUEST_VERSION = "tracefetch.provider-request.v1";
 export const PROVIDER_RESPONSE_VERSION = "tracefetch.provider-response.v1";
@@ -27,6 +28,12 @@ export const ProviderRequestSchema = v.strictObject({
    * field (docs/protocol.md, "Filters").
    */
   filters: v.optional(SearchFiltersSchema),
+  /**
+   * The statistics of the provider's score group, summed over the members that answered `stats`
+   * for this search; only a provider that declared `stats` in `describe`, and answered it, ever
+   * receives the field (docs/protocol.md, "Shards of one index: score_group").
+   */
+  collection_stats: v.optional(CollectionStatsSchema),
 });
 export type ProviderRequest = v.InferOutput<typeof ProviderRequestSchema>;
 

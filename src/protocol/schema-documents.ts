@@ -23,6 +23,10 @@ import providerExpand from "../../schemas/provider-expand.json" with { type: "js
 import providerRefreshRequest from "../../schemas/provider-refresh-request.json" with {
   type: "json",
 };
+import providerStatsRequest from "../../schemas/provider-stats-request.json" with {
+  type: "json",
+};
+import providerStats from "../../schemas/provider-stats.json" with { type: "json" };
 import searchRequest from "../../schemas/search-request.json" with { type: "json" };
 import trace from "../../schemas/trace.json" with { type: "json" };
 import traceBatch from "../../schemas/trace-batch.json" with { type: "json" };
@@ -40,6 +44,8 @@ const documents = {
   "provider-expand-request": providerExpandRequest,
   "provider-expand": providerExpand,
   "provider-refresh-request": providerRefreshRequest,
+  "provider-stats-request": providerStatsRequest,
+  "provider-stats": providerStats,
   "search-request": searchRequest,
   trace,
   "trace-batch": traceBatch,

@@ -16,6 +16,8 @@ export const SCHEMA_NAMES = [
   "provider-expand-request",
   "provider-expand",
   "provider-refresh-request",
+  "provider-stats-request",
+  "provider-stats",
   "search-request",
   "trace",
   "trace-batch",

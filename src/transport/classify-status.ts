@@ -90,7 +90,7 @@ export type Unsupported = { kind: "unsupported"; message: string };
  * with `locator_unknown` is an answer about the locator, not about the action.
  */
 export function classifyActionStatus(
-  action: "describe" | "health" | "expand" | "refresh",
+  action: "describe" | "health" | "expand" | "refresh" | "stats",
   status: number,
   body: ProviderErrorFields | null,
   retryAfterHeaderMs: number | null,

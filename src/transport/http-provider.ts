@@ -41,6 +41,9 @@ export function httpProvider(options: HttpProviderOptions): ProviderClient {
           query: call.query,
           limit: call.limit,
           ...(call.filters === undefined ? {} : { filters: call.filters }),
+          ...(call.collection_stats === undefined
+            ? {}
+            : { collection_stats: call.collection_stats }),
         },
         call,
         budget: call.budget,
@@ -50,6 +53,14 @@ export function httpProvider(options: HttpProviderOptions): ProviderClient {
     health: (call) => action(options, "health", call),
     expand: (request, call) => action(options, "expand", call, request),
     refresh: (call) => action(options, "refresh", call),
+    // Part of a search: the search's byte budget and its bound on connections waiting for headers.
+    stats: (request, call) =>
+      exchange(options, "stats", {
+        body: actionRequest("stats", request),
+        call,
+        budget: call.budget,
+        connectGate: call.connectGate,
+      }),
   };
 }
 

@@ -20,6 +20,7 @@ import {
   type OptionalAction,
   searchDocument,
 } from "../protocol/provider-actions.ts";
+import { type CollectionStats, statsDocument } from "../protocol/collection-stats.ts";
 import { settle, type Settlement } from "./settle-answer.ts";
 import { classifyThrown } from "./classify-thrown.ts";
 import { protocolError } from "./failure.ts";
@@ -43,8 +44,12 @@ export function inProcessProvider(adapter: SearchAdapter): ProviderClient {
     health: (call) => act(adapter, "health", call),
     expand: (request, call) => act(adapter, "expand", call, request),
     refresh: (call) => act(adapter, "refresh", call),
+    stats: (request, call) => act(adapter, "stats", call, request),
   };
 }
+
+/** What an action is asked beside itself: expand a locator, stats a query. */
+type Ask = ExpandRequest | { query: string };
 
 /**
  * One action of an adapter: the document serveProvider would send, checked by the same schema and
@@ -54,7 +59,7 @@ async function act<A extends OptionalAction>(
   adapter: SearchAdapter,
   action: A,
   call: ActionCall,
-  request?: ExpandRequest,
+  request?: Ask,
 ): Promise<Settlement[A]> {
   const { signal } = call;
   const implemented = action === "describe" || typeof adapter[action] === "function";
@@ -80,7 +85,12 @@ async function act<A extends OptionalAction>(
       ...protocolError("schema_violation", `the ${action} answer is not an object`),
     } as Settlement[A];
   }
-  return settle(action, document, adapter, request?.locator);
+  return settle(
+    action,
+    document,
+    adapter,
+    request && "locator" in request ? request.locator : undefined,
+  );
 }
 
 /** What the adapter answers an action, unchecked. */
@@ -88,7 +98,7 @@ function answerOf(
   adapter: SearchAdapter,
   action: OptionalAction,
   signal: AbortSignal,
-  request?: ExpandRequest,
+  request?: Ask,
 ): Promise<unknown> {
   switch (action) {
     case "describe":
@@ -100,7 +110,9 @@ function answerOf(
     case "refresh":
       return adapter.refresh!(signal);
     case "expand":
-      return adapter.expand!(request ?? { locator: "" }, signal);
+      return adapter.expand!(request && "locator" in request ? request : { locator: "" }, signal);
+    case "stats":
+      return adapter.stats!({ query: request && "query" in request ? request.query : "" }, signal);
   }
 }
 
@@ -109,7 +121,7 @@ function documentOf(
   adapter: SearchAdapter,
   action: OptionalAction,
   answer: unknown,
-  request?: ExpandRequest,
+  request?: Ask,
 ): unknown {
   switch (action) {
     case "describe":
@@ -118,7 +130,13 @@ function documentOf(
     case "refresh":
       return healthDocument(adapter, answer as HealthAnswer);
     case "expand":
-      return expandDocument(adapter, request?.locator ?? "", answer as Evidence);
+      return expandDocument(
+        adapter,
+        request && "locator" in request ? request.locator : "",
+        answer as Evidence,
+      );
+    case "stats":
+      return statsDocument(adapter, answer as CollectionStats);
   }
 }
 
@@ -131,6 +149,7 @@ async function callAdapter(adapter: SearchAdapter, call: ProviderCall): Promise<
         query: call.query,
         limit: call.limit,
         ...(call.filters === undefined ? {} : { filters: call.filters }),
+        ...(call.collection_stats === undefined ? {} : { collection_stats: call.collection_stats }),
       }, signal),
       signal,
     );

@@ -6,6 +6,7 @@ import type { HealthCoverage, HealthStatus } from "../protocol/codes.ts";
 import type { ExpandRequest } from "../protocol/provider-contract.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import type { SearchFilters } from "../protocol/search-filters.ts";
+import type { CollectionStats } from "../protocol/collection-stats.ts";
 import type { ByteBudget } from "../io/byte-budget.ts";
 import type { Failure } from "./failure.ts";
 import type { Unsupported } from "./classify-status.ts";
@@ -17,6 +18,8 @@ export type ProviderCall = {
   limit: number;
   /** Only the filters this provider declared; absent when it declared none of those in use. */
   filters?: SearchFilters;
+  /** The score group's summed statistics; only for a provider that declared and answered `stats`. */
+  collection_stats?: CollectionStats;
   requestId: string;
   /** W3C trace context for this attempt. */
   traceparent: string;
@@ -63,6 +66,18 @@ export type ActionCall = {
    */
   declared?: boolean | undefined;
 };
+
+/**
+ * A `stats` call: part of a search, so its body counts against the search's byte budget and its
+ * connection waits for headers under the search's bound, as the search's own attempt does.
+ */
+export type StatsCall = ActionCall & {
+  budget: ByteBudget;
+  connectGate: Gate | null;
+};
+
+/** A valid stats answer: what the provider's collection holds for the query's terms. */
+export type Stats = CollectionStats & { provider: string; scope: string };
 
 /** A valid describe answer. */
 export type Description = {
@@ -120,4 +135,5 @@ export interface ProviderClient {
   health(call: ActionCall): Promise<ActionResult<Health>>;
   expand(request: ExpandRequest, call: ActionCall): Promise<ActionResult<ExpandedEvidence>>;
   refresh(call: ActionCall): Promise<ActionResult<Health>>;
+  stats(request: { query: string }, call: StatsCall): Promise<ActionResult<Stats>>;
 }

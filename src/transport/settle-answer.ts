@@ -4,7 +4,7 @@
  * settled. Search candidates stay as sent (the core sanitises them); health diagnostics are
  * redacted and bounded like every provider text; expand evidence's title and text are redacted
  * with the patterns of candidate metadata (their whitespace kept), made well-formed, and cut at
- * their bounds with the truncation marker and `truncated: true`.
+ * their bounds with the truncation marker and `truncated: true`; statistics are kept as checked.
  */
 import type { AttemptCode, ProviderAction } from "../protocol/codes.ts";
 import { checkProviderJson } from "../protocol/check-provider-answer.ts";
@@ -28,6 +28,7 @@ import type {
   Description,
   ExpandedEvidence,
   Health,
+  Stats,
   TransportResult,
 } from "./provider-client.ts";
 
@@ -36,6 +37,7 @@ export type Settled = {
   health: Health;
   expand: ExpandedEvidence;
   refresh: Health;
+  stats: Stats;
 };
 
 function settleDescribe(a: ActionAnswer["describe"]): Description {
@@ -78,6 +80,20 @@ function settleEvidence(a: ActionAnswer["expand"]): ExpandedEvidence {
 }
 
 /**
+ * Statistics as checked: they reach no caller, only the other members of the provider's score
+ * group, summed (src/core/score-group-stats.ts).
+ */
+function settleStats(a: ActionAnswer["stats"]): Stats {
+  return {
+    provider: a.provider,
+    scope: a.scope,
+    document_count: a.document_count,
+    total_length: a.total_length,
+    terms: a.terms,
+  };
+}
+
+/**
  * Evidence text as a caller may see it: secrets redacted before the cut, so no cut can leave half
  * of one unrecognised, and a lone UTF-16 surrogate (a provider's JSON can escape one; strict UTF-8
  * bytes never carry one) made U+FFFD, so every strict JSON parser reads the answer.
@@ -93,6 +109,7 @@ export type Settlement = {
   health: ActionResult<Health>;
   expand: ActionResult<ExpandedEvidence>;
   refresh: ActionResult<Health>;
+  stats: ActionResult<Stats>;
 };
 
 /**
@@ -142,6 +159,9 @@ function settleChecked<A extends OptionalAction>(
       );
     }
     return { kind: "answer", answer: settleEvidence(evidence) as Settled[A] };
+  }
+  if (action === "stats") {
+    return { kind: "answer", answer: settleStats(answer as ActionAnswer["stats"]) as Settled[A] };
   }
   return { kind: "answer", answer: settleHealth(answer as ActionAnswer["health"]) as Settled[A] };
 }
