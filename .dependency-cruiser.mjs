@@ -53,10 +53,17 @@ export const NODE_ALLOWED = ["src/runtime", "src/cli", "src/kit/node"];
 export const NODE_ONLY_PACKAGES = ["undici", "@hono/node-server", "tsx"];
 
 /**
- * Where a full-text search engine may be imported: built-ins and example providers rank their
- * own documents; the transport only reaches providers, and the core only fuses what they return.
+ * npm packages that need Node's sockets (`node:net`, `node:tls`), which Node and Deno have and
+ * Workers do not, and the one file each may be imported by: the worker never reaches that file.
  */
-export const ENGINE_PACKAGES = ["minisearch"];
+export const SOCKET_PACKAGES = { ioredis: "src/state/redis-state.ts" };
+
+/**
+ * Where the parts of a full-text search engine (a stemmer) may be imported: built-ins and example
+ * providers rank their own documents; the transport only reaches providers, and the core only fuses
+ * what they return.
+ */
+export const ENGINE_PACKAGES = ["stemmer"];
 export const ENGINE_ALLOWED = ["src/builtins", "providers"];
 
 /** The folders the check reads; the `check:imports` script in package.json names the same. */
@@ -184,6 +191,24 @@ export default {
       from: { path: "^src/", pathNot: underOrFile(NODE_ALLOWED) },
       to: { path: underOrFile(["src/kit/node"]) },
     },
+    ...Object.entries(SOCKET_PACKAGES).map(([name, file]) => ({
+      name: `sockets:${slug(name)}-only-in-its-adapter`,
+      comment:
+        `${name} needs Node's sockets: only ${file} imports it, loaded on Node and Deno alone.`,
+      severity: "error",
+      from: { pathNot: `^${file.replaceAll(".", "\\.")}$` },
+      to: { path: packages([name]) },
+    })),
+    {
+      name: "sockets:worker-never-reaches-a-socket-adapter",
+      comment: "The Workers entry must not reach a module that needs Node's sockets.",
+      severity: "error",
+      from: { path: "^src/runtime/worker\\.ts$" },
+      to: {
+        path: Object.values(SOCKET_PACKAGES).map((f) => `^${f.replaceAll(".", "\\.")}$`).join("|"),
+        reachable: true,
+      },
+    },
     {
       name: "engine:only-in-builtins-and-providers",
       comment: "A search engine ranks documents inside a built-in or a provider, nowhere else.",
@@ -196,8 +221,9 @@ export default {
       comment: "An import the check cannot resolve escapes every rule above.",
       severity: "error",
       from: {},
-      // Virtual modules that the worker build provides (src/runtime/virtual-modules.d.ts).
-      to: { couldNotResolve: true, pathNot: "^tracefetch:" },
+      // Virtual modules that the worker build provides (src/runtime/virtual-modules.d.ts), and the
+      // Workers runtime's own modules (cloudflare:workers, src/runtime/cloudflare-workers.d.ts).
+      to: { couldNotResolve: true, pathNot: "^(tracefetch|cloudflare):" },
     },
   ],
   options: {

@@ -330,28 +330,46 @@ describe("import check", () => {
     ]);
   });
 
-  it("reports a search engine imported outside the built-ins and the example providers", async () => {
+  it("reports a search engine's parts imported outside the built-ins and the example providers", async () => {
     const engine = {
-      "node_modules/minisearch/package.json": JSON.stringify({
-        name: "minisearch",
+      "node_modules/stemmer/package.json": JSON.stringify({
+        name: "stemmer",
         type: "module",
         exports: { ".": { import: "./index.js" } },
       }),
-      "node_modules/minisearch/index.js": "export default class MiniSearch {}\n",
+      "node_modules/stemmer/index.js": "export function stemmer(word) { return word; }\n",
     };
+    const source = 'import { stemmer } from "stemmer";\nexport const stem = stemmer;\n';
     const { violations } = await check(
       await fixture({
         ...engine,
-        "src/transport/m.ts":
-          'import MiniSearch from "minisearch";\nexport const engine = MiniSearch;\n',
-        "src/builtins/m.ts":
-          'import MiniSearch from "minisearch";\nexport const engine = MiniSearch;\n',
-        "providers/corpus/m.ts":
-          'import MiniSearch from "minisearch";\nexport const engine = MiniSearch;\n',
+        "src/transport/m.ts": source,
+        "src/builtins/m.ts": source,
+        "providers/corpus/m.ts": source,
       }),
     );
     assert.deepEqual(violations.map(describeViolation), [
-      "engine:only-in-builtins-and-providers: src/transport/m.ts -> node_modules/minisearch/index.js",
+      "engine:only-in-builtins-and-providers: src/transport/m.ts -> node_modules/stemmer/index.js",
+    ]);
+  });
+
+  it("reports ioredis imported anywhere but its adapter, and the worker reaching that adapter", async () => {
+    const { violations } = await check(
+      await fixture({
+        "node_modules/ioredis/package.json": JSON.stringify({
+          name: "ioredis",
+          type: "module",
+          exports: { ".": { import: "./index.js" } },
+        }),
+        "node_modules/ioredis/index.js": "export class Redis {}\n",
+        "src/state/redis-state.ts": 'import { Redis } from "ioredis";\nexport const R = Redis;\n',
+        "src/core/m.ts": 'import { Redis } from "ioredis";\nexport const R = Redis;\n',
+        "src/runtime/worker.ts": 'export { R } from "../state/redis-state.ts";\n',
+      }),
+    );
+    assert.deepEqual(violations.map(describeViolation).sort(), [
+      "sockets:ioredis-only-in-its-adapter: src/core/m.ts -> node_modules/ioredis/index.js",
+      "sockets:worker-never-reaches-a-socket-adapter: src/runtime/worker.ts -> src/state/redis-state.ts",
     ]);
   });
 

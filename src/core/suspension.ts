@@ -57,8 +57,11 @@ export type ProbeClaim = {
   spec: ProviderSpec;
   /** The probe's deadline from now: within its claim, so it has ended before another may start. */
   deadlineMs(): number;
-  /** Records the probe's verdict; call it once, whatever happened. */
-  settle(verdict: Verdict): void;
+  /**
+   * Records the probe's verdict; call it once, whatever happened. A promise when the record goes
+   * to a shared store: the caller waits for it, so the runtime keeps the work alive until it lands.
+   */
+  settle(verdict: Verdict): void | Promise<void>;
 };
 
 /** Runs a claimed probe in the background; it must settle the claim, never throw. */

@@ -2,13 +2,16 @@
  * What each provider said it is (docs/protocol.md, "describe"), asked in the background so no
  * start or search ever waits for it. A success is kept for DESCRIBE_TTL_MS; a failure is not kept
  * and is asked again after DESCRIBE_RETRY_MS. A provider that answers anything but a valid describe
- * is a search-only v1 provider, as is one not asked yet.
+ * is a search-only v1 provider, as is one not asked yet. With a shared store, one instance asks
+ * (it holds the store's lease) and the others read its answer there.
  */
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { DESCRIBE_RETRY_MS, DESCRIBE_TIMEOUT_MS, DESCRIBE_TTL_MS } from "../protocol/limits.ts";
+import { SHARED_PROBE_RECHECK_MS } from "../protocol/state-limits.ts";
 import { type OptionalAction, PROTOCOL_VERSIONS } from "../protocol/provider-actions.ts";
 import { FILTER_NAMES, type FilterName } from "../protocol/search-filters.ts";
 import type { Description, ProviderClient } from "../transport/provider-client.ts";
+import type { SharedState } from "../state/shared-state.ts";
 
 type Entry = {
   /** The last valid describe answer, or null: search-only v1. */
@@ -27,6 +30,7 @@ export class Descriptions {
   constructor(
     private readonly now: () => number,
     private readonly clientFor: (spec: ProviderSpec) => ProviderClient,
+    private readonly state: SharedState,
   ) {}
 
   /**
@@ -99,6 +103,21 @@ export class Descriptions {
         answered: previous?.answered ?? false,
         askAt: this.now() + DESCRIBE_RETRY_MS,
       });
+    const keep = (description: Description | null, askIn: number) =>
+      this.#entries.set(spec.name, { description, answered: true, askAt: this.now() + askIn });
+    // Another instance may have asked already: its answer serves this one too.
+    const stored = await this.state.probeResult("describe", spec.name, DESCRIBE_TTL_MS);
+    const shared = stored === null ? undefined : describedAs(stored.value);
+    if (shared !== undefined) return void keep(shared, DESCRIBE_TTL_MS);
+    if (!await this.state.leaseProbe("describe", spec.name, DESCRIBE_TIMEOUT_MS)) {
+      // Another instance is asking now: its answer is in the store by the next look.
+      this.#entries.set(spec.name, {
+        description: previous?.description ?? null,
+        answered: previous?.answered ?? false,
+        askAt: this.now() + SHARED_PROBE_RECHECK_MS,
+      });
+      return;
+    }
     let callHeaders: Record<string, string>;
     try {
       callHeaders = await headers();
@@ -113,25 +132,34 @@ export class Descriptions {
     });
     switch (result.kind) {
       case "answer":
-        this.#entries.set(spec.name, {
-          description: result.answer,
-          answered: true,
-          askAt: this.now() + DESCRIBE_TTL_MS,
-        });
-        return;
       case "unsupported":
-      case "invalid":
-        // A definite answer: a provider written before describe existed.
-        this.#entries.set(spec.name, {
-          description: null,
-          answered: true,
-          askAt: this.now() + DESCRIBE_TTL_MS,
-        });
+      case "invalid": {
+        // Anything but a valid answer is definite too: a provider written before describe existed.
+        const description = result.kind === "answer" ? result.answer : null;
+        keep(description, DESCRIBE_TTL_MS);
+        await this.state.storeProbeResult("describe", spec.name, { description }, DESCRIBE_TTL_MS);
         return;
+      }
       default:
         retry();
     }
   }
+}
+
+/**
+ * A describe answer another instance stored (null: search-only), or undefined when the value is
+ * not one this gateway stores.
+ */
+function describedAs(value: unknown): Description | null | undefined {
+  if (typeof value !== "object" || value === null || !("description" in value)) return undefined;
+  const { description } = value as { description: unknown };
+  if (description === null) return null;
+  const d = description as Partial<Description>;
+  const listed = Array.isArray(d.actions) && Array.isArray(d.filters) &&
+    Array.isArray(d.protocol_versions);
+  return listed && typeof d.provider === "string" && typeof d.scope === "string"
+    ? description as Description
+    : undefined;
 }
 
 function majors(list: readonly number[]): string {

@@ -2,12 +2,23 @@
  * A fan-out in flight, shared by every identical search that arrives before it ends
  * (docs/envelope.md, "Coalescing"). Each caller waiting on it gets the plan and the provider
  * events, those already emitted first; the fan-out is aborted only when the last caller leaves.
+ * The fan-out is this instance's own, or another instance's that it follows (shared-flight.ts).
  */
 import type { AttemptRecord, Decision } from "../protocol/envelope-schema.ts";
-import { executePlan, type PlannedSearch, type SearchHooks } from "../core/search.ts";
+import type { SearchHooks } from "../core/search.ts";
 import type { CompletedSearch } from "../protocol/envelope-schema.ts";
 
-type OnAttempt = (index: number, record: AttemptRecord) => void;
+export type OnAttempt = (index: number, record: AttemptRecord) => void;
+
+/** A started fan-out: whether it follows another instance's, and its end. */
+export type FlightSource = {
+  /** True once known to follow another instance's flight; false when this instance runs it. */
+  joined: Promise<boolean>;
+  result: Promise<CompletedSearch>;
+};
+
+/** Starts the fan-out a flight waits on; `signal` fires when its last caller left. */
+export type StartFlight = (signal: AbortSignal, onAttempt: OnAttempt) => FlightSource;
 
 export class Flight {
   readonly #decision: Decision;
@@ -16,6 +27,7 @@ export class Flight {
   readonly #listeners = new Set<OnAttempt>();
   readonly #controller = new AbortController();
   readonly #result: Promise<CompletedSearch>;
+  readonly #joined: Promise<boolean>;
   #callers = 0;
   #settled = false;
   readonly #closed: () => void;
@@ -24,17 +36,16 @@ export class Flight {
    * Starts the fan-out now; `closed` is called once no new caller may join: the fan-out ended,
    * or every caller left.
    */
-  constructor(planned: Omit<PlannedSearch, "signal" | keyof SearchHooks>, closed: () => void) {
-    this.#decision = planned.plan.decision;
+  constructor(decision: Decision, start: StartFlight, closed: () => void) {
+    this.#decision = decision;
     this.#closed = closed;
-    this.#result = executePlan({
-      ...planned,
-      signal: this.#controller.signal,
-      onAttempt: (index, record) => {
-        this.#attempts.push([index, record]);
-        for (const listener of [...this.#listeners]) listener(index, record);
-      },
-    }).finally(() => {
+    const source = start(this.#controller.signal, (index, record) => {
+      this.#attempts.push([index, record]);
+      for (const listener of [...this.#listeners]) listener(index, record);
+    });
+    // Not knowing whether another instance runs it is the same as running it here.
+    this.#joined = source.joined.catch(() => false);
+    this.#result = source.result.finally(() => {
       this.#settled = true;
       closed();
     });
@@ -66,7 +77,7 @@ export class Flight {
     coalesced: boolean,
     leave: () => void,
   ): Promise<CompletedSearch> {
-    const decision: Decision = { ...this.#decision, coalesced };
+    const decision: Decision = { ...this.#decision, coalesced: coalesced || await this.#joined };
     hooks.onPlan?.(decision);
     const onAttempt = hooks.onAttempt;
     if (onAttempt) {

@@ -74,7 +74,7 @@ export type ResolvedAuth = {
 };
 
 /** A configuration that passed every check; each field has its final value. */
-export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins"> & {
+export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "state"> & {
   auth: ResolvedAuth;
   builtins: Partial<Record<BuiltinName, SearchAdapter>>;
   fetch: typeof fetch;
@@ -102,7 +102,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     fetch: fetchImpl,
     onWarning,
   });
-  const { auth: _variables, builtins: _keys, ...rest } = settings;
+  const { auth: _variables, builtins: _keys, state: _store, ...rest } = settings;
   const now = ports.now ?? (() => performance.now());
   const wallClock = ports.wallClock ?? (() => Date.now());
   return {

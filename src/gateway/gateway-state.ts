@@ -3,21 +3,15 @@
  * and the searches in flight, which only `admit` counts and identical ones share.
  */
 import type { SkipReason } from "../protocol/codes.ts";
-import type { Decision, Envelope } from "../protocol/envelope-schema.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { planSearch } from "../core/plan.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import { type BreakerReads, Suspensions } from "./suspensions.ts";
-import type { SearchDeps } from "../core/search.ts";
+import { executePlan, type SearchDeps } from "../core/search.ts";
 import { Semaphore } from "../io/gate.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
-import {
-  type Caller,
-  entitlement,
-  GATEWAY_SUBJECT,
-  requiredScope,
-  subjectOf,
-} from "../auth/caller.ts";
+import { type Caller, entitlement, GATEWAY_SUBJECT, subjectOf } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import {
   type Admission,
@@ -33,12 +27,14 @@ import { HealthProbes } from "./health-probes.ts";
 import type { ProviderState } from "../protocol/envelope-schema.ts";
 import { DESCRIBE_TIMEOUT_MS, HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
-import { Flight } from "./flight.ts";
-import { searchIdentity } from "./search-identity.ts";
+import { Flight, type OnAttempt, type StartFlight } from "./flight.ts";
+import { sharedFlight } from "./shared-flight.ts";
+import { isPublic, searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
-import { clientFor, unavailableIn } from "./provider-clients.ts";
+import { clientFor, tokenHeaders, unavailableIn } from "./provider-clients.ts";
+import { considered, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
@@ -71,7 +67,7 @@ export class GatewayState {
     this.#searches = new Slots(config.maxInflight);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
-      ? new Descriptions(config.now, (spec) => this.#client(spec))
+      ? new Descriptions(config.now, (spec) => this.#client(spec), config.state)
       : null;
     const descriptions = this.#descriptions;
     this.#health = new HealthProbes(
@@ -79,11 +75,12 @@ export class GatewayState {
       config.wallClock,
       (spec) => this.#client(spec),
       (spec) => descriptions?.declares(spec, "health"),
+      config.state,
     );
     this.#probes = {
       client: (spec) => this.#client(spec),
       gate: (spec) => this.#gate(spec),
-      headersFor: this.#tokenHeaders(GATEWAY_SUBJECT),
+      headersFor: tokenHeaders(this.config, GATEWAY_SUBJECT),
       declaresHealth: (spec) => descriptions?.declares(spec, "health"),
     };
     this.#shared = {
@@ -110,7 +107,7 @@ export class GatewayState {
       declares: (spec, action) => descriptions?.declares(spec, action),
       client: (spec) => this.#client(spec),
       gate: (spec) => this.#gate(spec),
-      tokenHeaders: (caller) => this.#tokenHeaders(subjectOf(caller)),
+      tokenHeaders: (caller) => tokenHeaders(this.config, subjectOf(caller)),
       recordHealth: (name, answer) => this.#health.record(name, answer),
     };
   }
@@ -130,16 +127,17 @@ export class GatewayState {
     // Suspensions left out: who may share a search must not change as providers come and go.
     const steady = planSearch(ask.request, deps);
     if (!steady.ok) return refused(steady.problem, ask.requestId);
-    const considered = this.#considered(steady.plan.decision);
-    const key = searchIdentity(ask.request, ask.caller, considered);
+    const named = considered(this.config.manifest, steady.plan.decision);
+    const key = searchIdentity(ask.request, ask.caller, named);
     const joined = this.#join(key, ask);
     if (joined !== null) return joined;
-    if (this.#suspensions === null) return this.#start(ask, deps, key, new Map());
-    const reads = this.#suspensions.read(considered);
+    const shareable = named.every(isPublic);
+    if (this.#suspensions === null) return this.#start(ask, deps, key, new Map(), shareable);
+    const reads = this.#suspensions.read(named);
     // A store's answer arrives later: an identical search may have started meanwhile.
     return reads instanceof Promise
-      ? reads.then((r) => this.#join(key, ask) ?? this.#start(ask, deps, key, r))
-      : this.#start(ask, deps, key, reads);
+      ? reads.then((r) => this.#join(key, ask) ?? this.#start(ask, deps, key, r, shareable))
+      : this.#start(ask, deps, key, reads, shareable);
   }
 
   /** Joins an identical search in flight on this instance, or null when there is none. */
@@ -150,7 +148,13 @@ export class GatewayState {
   }
 
   /** Plans the search with the providers' breakers as read, and starts its fan-out. */
-  #start(ask: SearchAsk, deps: SearchDeps, key: string, reads: BreakerReads): Admission {
+  #start(
+    ask: SearchAsk,
+    deps: SearchDeps,
+    key: string,
+    reads: BreakerReads,
+    shareable: boolean,
+  ): Admission {
     const planned = planSearch(ask.request, {
       ...deps,
       suspended: (spec) => Suspensions.check(reads, spec),
@@ -169,34 +173,25 @@ export class GatewayState {
     const background = new Background();
     // In the same turn as the plan, so no other search can claim the same probe.
     const suspension = this.#suspensions?.watch(
-      this.#heldBack(plan.decision),
+      heldBack(this.config.manifest, plan.decision),
       reads,
       (claim) => background.run(() => runProbe(this.#probes, claim)),
     );
-    const flight: Flight = new Flight({ request, plan, deps, requestId, suspension }, () => {
+    const runHere = (signal: AbortSignal, onAttempt: OnAttempt) =>
+      executePlan({ request, plan, deps, requestId, suspension, signal, onAttempt });
+    // Shared with other instances only when no result a token unlocked could reach the store.
+    const start: StartFlight = shareable
+      ? sharedFlight(this.config.state, key, runHere)
+      : (signal, onAttempt) => ({
+        joined: Promise.resolve(false),
+        result: runHere(signal, onAttempt),
+      });
+    const flight: Flight = new Flight(plan.decision, start, () => {
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
     });
     this.#flights.set(key, flight);
     const search = admitted(flight, ask, false, release, this.mining);
     return { ok: true, search: background.around(search) };
-  }
-
-  /** The providers a plan skipped as suspended: any whose suspension ended is probed now. */
-  #heldBack(decision: Decision): ProviderSpec[] {
-    const names = new Set(
-      decision.skipped.filter((s) => s.reason === "suspended").map((s) => s.provider),
-    );
-    return this.config.manifest.providers.filter((p) => names.has(p.name));
-  }
-
-  /** Every provider a plan names, run or not: any of them may run once another is suspended. */
-  #considered(decision: Decision): ProviderSpec[] {
-    const names = new Set<string>([
-      ...decision.providers,
-      ...decision.trimmed.map((t) => t.provider),
-      ...decision.skipped.map((s) => s.provider),
-    ]);
-    return this.config.manifest.providers.filter((p) => names.has(p.name));
   }
 
   /** Admits and runs a search, and answers with its envelope (the CLI's in-process search). */
@@ -227,7 +222,7 @@ export class GatewayState {
     probe: boolean,
   ): Promise<ProviderState[]> {
     // One probe's answer is shown to every caller who may see the provider: it asks as the gateway.
-    const headersFor = probe ? this.#tokenHeaders(GATEWAY_SUBJECT) : null;
+    const headersFor = probe ? tokenHeaders(this.config, GATEWAY_SUBJECT) : null;
     return await Promise.all(
       this.visibleTo(caller).map(async (p): Promise<ProviderState> => {
         const reason = this.unavailable(p);
@@ -279,7 +274,7 @@ export class GatewayState {
     const descriptions = this.#descriptions;
     if (descriptions === null) return;
     // A describe answer serves every caller: it asks as the gateway, not as this caller.
-    const headersFor = this.#tokenHeaders(GATEWAY_SUBJECT);
+    const headersFor = tokenHeaders(this.config, GATEWAY_SUBJECT);
     for (const spec of this.visibleTo(caller)) {
       if (this.unavailable(spec) !== null) continue;
       descriptions.ask(
@@ -291,32 +286,12 @@ export class GatewayState {
 
   /** The search dependencies as one caller sees them: sensitive providers only when entitled. */
   #depsFor(caller: Caller): SearchDeps {
-    const headersFor = this.#tokenHeaders(subjectOf(caller));
+    const headersFor = tokenHeaders(this.config, subjectOf(caller));
     this.#describeFor(caller);
     return {
       ...this.#shared,
       entitlement: (spec) => entitlement(caller, spec),
       headersFor,
-    };
-  }
-
-  /**
-   * Per-attempt headers: a token for each `gateway-token` provider, minted for this subject with
-   * the configured issuer (TRACEFETCH_GATEWAY_ISSUER), never one a request names.
-   */
-  #tokenHeaders(subject: string): SearchDeps["headersFor"] {
-    const { signer, gatewayIssuer: issuer } = this.config.auth;
-    if (signer === null || issuer === null) return null;
-    return async (spec, budgetMs): Promise<Record<string, string>> => {
-      if (spec.auth.type !== "gateway-token") return {};
-      const token = await signer.mint({
-        issuer,
-        audience: spec.name,
-        subject,
-        scope: requiredScope(spec),
-        budgetMs,
-      });
-      return { authorization: `Bearer ${token}` };
     };
   }
 

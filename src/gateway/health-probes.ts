@@ -2,12 +2,16 @@
  * Provider health for `/v1/doctor` and `/v1/status` (docs/envelope.md, "Other routes"): each
  * provider probed at most once per HEALTH_TTL_MS, with one probe in flight per provider however
  * many callers ask. A probe that fails reads `unavailable` with `coverage: unknown`, never
- * healthy; a provider that does not implement health reads `unknown`.
+ * healthy; a provider that does not implement health reads `unknown`. With a shared store the
+ * once-per-TTL holds across instances: one probes (it holds the store's lease), the others read its
+ * answer there, or probe themselves if none comes within the probe's timeout.
  */
 import type { ProviderHealth } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { HEALTH_TIMEOUT_MS, HEALTH_TTL_MS } from "../protocol/limits.ts";
+import { SHARED_PROBE_RECHECK_MS } from "../protocol/state-limits.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
+import type { SharedState } from "../state/shared-state.ts";
 
 type Probed = { health: ProviderHealth; at: number };
 
@@ -23,6 +27,7 @@ export class HealthProbes {
     private readonly clientFor: (spec: ProviderSpec) => ProviderClient,
     /** Whether the provider's describe lists `health`; undefined when not known. */
     private readonly declaresHealth: (spec: ProviderSpec) => boolean | undefined,
+    private readonly state: SharedState,
   ) {}
 
   /** The last probe's answer, without probing (`/v1/status`). */
@@ -50,11 +55,47 @@ export class HealthProbes {
   /** Keeps a health answer got another way (a refresh) as the provider's last probe. */
   record(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth {
     const health = { ...answer, checked_at: new Date(this.wallClock()).toISOString() };
-    this.#last.set(name, { health, at: this.now() });
+    // A refresh's answer: its route answers at once, the store's copy follows in the background.
+    void this.#keep(name, health);
     return health;
   }
 
+  /**
+   * Keeps an answer here, and in the store for the other instances; the promise settles once the
+   * store has it (a guarded store never rejects). A probe's caller waits for it: on Workers a write
+   * still in flight when the answer leaves is cancelled with the request.
+   */
+  #keep(name: string, health: ProviderHealth): Promise<void> {
+    this.#last.set(name, { health, at: this.now() });
+    return this.state.storeProbeResult("health", name, health, HEALTH_TTL_MS);
+  }
+
+  /** Another instance's answer within its TTL, or null. */
+  async #shared(name: string): Promise<ProviderHealth | null> {
+    const stored = await this.state.probeResult("health", name, HEALTH_TTL_MS);
+    if (stored === null || !isHealth(stored.value)) return null;
+    this.#last.set(name, { health: stored.value, at: this.now() });
+    return stored.value;
+  }
+
   async #run(
+    spec: ProviderSpec,
+    headers: () => Promise<Record<string, string>>,
+  ): Promise<ProviderHealth> {
+    const shared = await this.#shared(spec.name);
+    if (shared !== null) return shared;
+    if (!await this.state.leaseProbe("health", spec.name, HEALTH_TIMEOUT_MS)) {
+      // Another instance probes it now: its answer, unless none is stored within the timeout.
+      for (let waited = 0; waited < HEALTH_TIMEOUT_MS; waited += SHARED_PROBE_RECHECK_MS) {
+        await new Promise((resolve) => setTimeout(resolve, SHARED_PROBE_RECHECK_MS));
+        const theirs = await this.#shared(spec.name);
+        if (theirs !== null) return theirs;
+      }
+    }
+    return await this.#probe(spec, headers);
+  }
+
+  async #probe(
     spec: ProviderSpec,
     headers: () => Promise<Record<string, string>>,
   ): Promise<ProviderHealth> {
@@ -83,7 +124,7 @@ export class HealthProbes {
     } catch {
       health = failed("the health probe could not be made");
     }
-    this.#last.set(spec.name, { health, at: this.now() });
+    await this.#keep(spec.name, health);
     return health;
   }
 
@@ -100,4 +141,12 @@ export class HealthProbes {
       checked_at: new Date(this.wallClock()).toISOString(),
     };
   }
+}
+
+/** A health answer as this gateway stores it; anything else is not taken from the store. */
+function isHealth(value: unknown): value is ProviderHealth {
+  if (typeof value !== "object" || value === null) return false;
+  const h = value as Partial<ProviderHealth>;
+  return typeof h.status === "string" && typeof h.coverage === "string" &&
+    Array.isArray(h.diagnostics) && typeof h.checked_at === "string";
 }

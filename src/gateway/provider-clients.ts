@@ -1,12 +1,15 @@
 /**
  * How this configuration reaches one provider: whether it can at all, and the client that does
- * (in process for a built-in, over HTTP otherwise). GatewayState keeps one client per provider.
+ * (in process for a built-in, over HTTP otherwise), and the token it carries when it takes one.
+ * GatewayState keeps one client per provider.
  */
 import { BUILTIN_NAMES, type BuiltinName, type SkipReason } from "../protocol/codes.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
+import type { SearchDeps } from "../core/search.ts";
+import { requiredScope } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 
 /** Why a provider cannot be contacted with this configuration, or null when it can. */
@@ -46,4 +49,25 @@ export function clientFor(config: ResolvedConfig, spec: ProviderSpec): ProviderC
     now: config.wallClock,
     ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
   });
+}
+
+/**
+ * Per-attempt headers: a token for each `gateway-token` provider, minted for this subject with
+ * the configured issuer (TRACEFETCH_GATEWAY_ISSUER), never one a request names; null when this
+ * gateway signs nothing.
+ */
+export function tokenHeaders(config: ResolvedConfig, subject: string): SearchDeps["headersFor"] {
+  const { signer, gatewayIssuer: issuer } = config.auth;
+  if (signer === null || issuer === null) return null;
+  return async (spec, budgetMs): Promise<Record<string, string>> => {
+    if (spec.auth.type !== "gateway-token") return {};
+    const token = await signer.mint({
+      issuer,
+      audience: spec.name,
+      subject,
+      scope: requiredScope(spec),
+      budgetMs,
+    });
+    return { authorization: `Bearer ${token}` };
+  };
 }

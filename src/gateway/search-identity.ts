@@ -19,9 +19,9 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Whether a provider's answer may depend on who asks: it receives a token, or it is not public. */
-function callerSensitive(spec: ProviderSpec): boolean {
-  return spec.auth.type === "gateway-token" || spec.sensitivity !== "public";
+/** Whether a provider's answer is the same for anyone: it is public and receives no token. */
+export function isPublic(spec: ProviderSpec): boolean {
+  return spec.auth.type !== "gateway-token" && spec.sensitivity === "public";
 }
 
 /**
@@ -38,7 +38,7 @@ export function searchIdentity(
   run: readonly ProviderSpec[],
 ): string {
   const { view: _view, ...asked } = request;
-  const personal = run.some(callerSensitive);
+  const personal = !run.every(isPublic);
   return canonicalJson({
     request: asked,
     entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],

@@ -42,6 +42,7 @@ import {
   positive,
   text,
 } from "./env-values.ts";
+import { type StateVariables, stateVariables } from "./state-settings.ts";
 
 /** Everything the environment configures, parsed, with the defaults applied. */
 export type EnvSettings = {
@@ -75,6 +76,8 @@ export type EnvSettings = {
   trustedProxies: AddressRange[];
   /** TRACEFETCH_TRACE_* and TRACEFETCH_MINING_CONFIRMED (docs/security.md, "Search traces"). */
   mining: MiningVariables;
+  /** TRACEFETCH_STATE_*: the store instances share (docs/deploy.md, "Shared state"). */
+  state: StateVariables;
   /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
   builtins: BuiltinKeys;
 };
@@ -223,6 +226,7 @@ function parseEnv(env: Env): EnvSettings {
       confirmed: flag(env, "TRACEFETCH_MINING_CONFIRMED"),
       backlog: positive(env, "TRACEFETCH_TRACE_BACKLOG") ?? DEFAULT_TRACE_BACKLOG,
     },
+    state: stateVariables(env),
     builtins: builtinKeys(env, allowLoopback),
   };
 }

@@ -42,7 +42,9 @@ export async function runProbe(host: ProbeHost, claim: ProbeClaim): Promise<void
     // A token that could not be minted, or a client that threw past its classifier: our side.
     verdict = NEUTRAL;
   }
-  claim.settle(verdict);
+  // Awaited: on Workers the probe runs inside a waitUntil, which ends with this promise, and a
+  // store write still in flight then would be cancelled, leaving the probe's verdict unrecorded.
+  await claim.settle(verdict);
 }
 
 async function probe(host: ProbeHost, claim: ProbeClaim): Promise<Verdict> {

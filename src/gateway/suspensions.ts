@@ -118,7 +118,9 @@ export class Suspensions {
         };
         if (this.state.stepBreakerNow !== undefined) {
           this.state.stepBreakerNow(spec.name, event, lasts);
-        } else void this.state.stepBreaker(spec.name, event, lasts);
+          return;
+        }
+        return this.state.stepBreaker(spec.name, event, lasts).then(() => {});
       },
     };
   }

@@ -63,6 +63,7 @@ export async function statusEnvelope(
       max_inflight: state.config.maxInflight,
       max_providers: state.config.maxProviders,
       mining: state.mining?.status() ?? MINING_OFF,
+      shared_state: state.config.state.status(),
     },
   });
 }
@@ -104,6 +105,7 @@ export function registerInfoRoutes(app: Hono<GatewayEnv>, state: GatewayState): 
       envelopeResponse(buildEnvelope("doctor", "ok", c.get("requestId"), {
         result: {
           providers: await state.providerStates(c.get("caller"), true),
+          shared_state: state.config.state.status(),
         },
       })),
   );

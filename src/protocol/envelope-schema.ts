@@ -174,9 +174,25 @@ export const RefreshResultSchema = v.strictObject({
   health: ProviderHealthSchema,
 });
 
+/**
+ * The store the gateway's instances share (docs/deploy.md, "Shared state"), as `/v1/status` and
+ * `/v1/doctor` show it: which one, whether it answers, and how often this instance answered from
+ * its own memory instead since it started.
+ */
+export const SharedStateStatusSchema = v.strictObject({
+  backend: v.picklist(["memory", "redis", "durable_objects"]),
+  state: v.picklist(["ok", "degraded"]),
+  /** Why it is degraded, naming no URL, address or secret; absent when ok. */
+  reason: v.optional(v.string()),
+  fallbacks: Int,
+});
+export type SharedStateStatus = v.InferOutput<typeof SharedStateStatusSchema>;
+
 /** `GET /v1/doctor`: every provider the caller may see, with its health. */
 export const GatewayDoctorResultSchema = v.strictObject({
   providers: v.array(ProviderStateSchema),
+  /** Absent from gateways older than shared state. */
+  shared_state: v.optional(SharedStateStatusSchema),
 });
 
 const MiningState = v.picklist(["enabled", "disabled", "undecided", "degraded"]);
@@ -206,6 +222,8 @@ export const StatusResultSchema = v.strictObject({
   max_providers: Int,
   /** Absent from gateways older than mining. */
   mining: v.optional(MiningStatusSchema),
+  /** Absent from gateways older than shared state. */
+  shared_state: v.optional(SharedStateStatusSchema),
 });
 
 /** One check of `tracefetch doctor`: its own code (from the one table) and what to do about it. */

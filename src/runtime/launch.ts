@@ -22,6 +22,9 @@ import {
   manifestFileUnreadable,
 } from "../gateway/start-problems.ts";
 import { openTraceFile } from "./trace-file-sink.ts";
+import { requireStateSecret, type StateVariables } from "../gateway/state-settings.ts";
+import { GuardedState } from "../state/guarded-state.ts";
+import type { SharedState } from "../state/shared-state.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 
@@ -77,7 +80,9 @@ export async function launch(
       },
     );
     const warnings: string[] = [];
+    const state = await sharedState(settings.state);
     const app = createGateway(settings, {
+      state,
       ...ports,
       builtins: { workspace, ...await remoteBuiltins(settings.builtins, ports.fetch) },
       // On unless TRACEFETCH_API_DOCS says off: the viewer is read from node_modules on first use.
@@ -102,6 +107,7 @@ export async function launch(
       warnings,
       close: async () => {
         await gateway.close();
+        await state?.close();
         await embedded?.close();
       },
     };
@@ -109,6 +115,22 @@ export async function launch(
     await embedded?.close();
     throw error;
   }
+}
+
+/**
+ * The store TRACEFETCH_STATE_URL names, behind its timeout and fallback; undefined without it, when
+ * each instance keeps its own state in memory.
+ */
+async function sharedState(variables: StateVariables): Promise<SharedState | undefined> {
+  if (variables.url === null) return undefined;
+  // Loaded only when asked for: a gateway without Redis never loads its client.
+  const { RedisStore } = await import("../state/redis-state.ts");
+  return new GuardedState(new RedisStore(variables.url, variables.prefix), {
+    timeoutMs: variables.timeoutMs,
+    secret: requireStateSecret(variables, "TRACEFETCH_STATE_URL"),
+    now: () => performance.now(),
+    wall: () => Date.now(),
+  });
 }
 
 /** The manifest file TRACEFETCH_MANIFEST names; a path that cannot be read stops the start in one line. */

@@ -2,6 +2,8 @@
  * Cloudflare Workers entry: the gateway's `fetch`, with bindings validated once per isolate, on its
  * first request (loading the remote built-ins' module when their keys are set). A bad
  * configuration answers every request with an internal_error envelope that says what to fix.
+ * The main module also exports GatewayStateObject, the Durable Object class the TRACEFETCH_STATE
+ * binding names: bound, it is the state this isolate shares with the others.
  */
 import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
@@ -9,8 +11,12 @@ import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
 import { problemResponse } from "../http/respond.ts";
 import { readSettings } from "../gateway/settings.ts";
+import { requireStateSecret, type StateVariables } from "../gateway/state-settings.ts";
+import { ConfigError } from "../protocol/config-error.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
 import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
+
+export { GatewayStateObject } from "./state-object.ts";
 
 type Bindings = Record<string, unknown>;
 type App = ReturnType<typeof createGateway>;
@@ -32,6 +38,11 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(bindings)) {
       if (typeof value === "string") env[key] = value;
+    }
+    if (env.TRACEFETCH_STATE_URL?.trim()) {
+      throw new ConfigError(
+        "TRACEFETCH_STATE_URL names a Redis, which Workers cannot reach; bind the TRACEFETCH_STATE Durable Object namespace instead (docs/deploy.md)",
+      );
     }
     const read = readSettings(env);
     const manifest = read.env.manifest ?? bundledManifest;
@@ -55,6 +66,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),
+        state: await sharedStateFor(bindings, read.env.state),
       }),
     };
   } catch (error) {
@@ -81,6 +93,32 @@ async function queueSinkFor(name: string | null, bindings: Bindings) {
     );
   }
   return queueSink(binding);
+}
+
+/**
+ * The state shared through the TRACEFETCH_STATE Durable Object namespace, or undefined (this
+ * isolate's memory) without the binding; the adapter's code is a module of its own, loaded only
+ * when the binding is there.
+ */
+async function sharedStateFor(bindings: Bindings, variables: StateVariables) {
+  const binding = bindings.TRACEFETCH_STATE;
+  if (binding === undefined) return undefined;
+  const secret = requireStateSecret(variables, "the TRACEFETCH_STATE binding");
+  const [{ DurableStore, isStateNamespace }, { GuardedState }] = await Promise.all([
+    import("../state/durable-state.ts"),
+    import("../state/guarded-state.ts"),
+  ]);
+  if (!isStateNamespace(binding)) {
+    throw new ConfigError(
+      "TRACEFETCH_STATE must be a Durable Object namespace binding of the GatewayStateObject class (wrangler.toml, [[durable_objects.bindings]]), not a var or secret",
+    );
+  }
+  return new GuardedState(new DurableStore(binding), {
+    timeoutMs: variables.timeoutMs,
+    secret,
+    now: () => performance.now(),
+    wall: () => Date.now(),
+  });
 }
 
 function answer(

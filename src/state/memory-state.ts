@@ -6,13 +6,9 @@
  */
 import { type Breaker, type BreakerEvent, breakerStep } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
-import type {
-  FlightRole,
-  ProbeKind,
-  ProbeRecord,
-  SharedState,
-  SharedStateStatus,
-} from "./shared-state.ts";
+import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
+import type { FlightRole, SharedState } from "./shared-state.ts";
+import type { ProbeKind, ProbeRecord } from "./state-store.ts";
 
 export type MemoryClocks = {
   /** The gateway's monotonic clock, for suspensions and TTLs. */

@@ -7,38 +7,25 @@
  */
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
+import type { ProbeKind, ProbeRecord } from "./state-store.ts";
 
-export type StateBackend = "memory" | "redis" | "durable_objects";
-
-/** `/v1/status` and `/v1/doctor`'s `shared_state` block. */
-export type SharedStateStatus = {
-  backend: StateBackend;
-  state: "ok" | "degraded";
-  /** Why it is degraded, naming no URL and no secret; absent when ok. */
-  reason?: string;
-  /** Operations answered from this instance's memory since it started, because the store failed. */
-  fallbacks: number;
-};
-
-/** A describe or health answer shared by every caller and instance, with when it was stored. */
-export type ProbeKind = "describe" | "health";
-export type ProbeRecord = { value: unknown; storedAt: number };
+export type StateBackend = SharedStateStatus["backend"];
 
 /** How one instance takes part in a flight (coalescing across instances). */
 export type FlightRole =
-  /** This instance runs the search and publishes its events while someone waits. */
+  /** This instance runs the search; its events reach the followers once one registered. */
   | {
     kind: "lead";
+    /** Passes an event on: kept until a follower registers, then published. */
+    emit: (event: unknown) => void;
     /**
-     * Extends the lead's lease: `held` false once another instance took the flight over, `waited`
-     * true once a follower registered (only then are events worth publishing).
+     * The flight ended with `last`, its final event; null: with no result (every caller left), and
+     * its followers may lead it again.
      */
-    renew: () => Promise<{ held: boolean; waited: boolean }>;
-    publish: (event: unknown) => Promise<void>;
-    /** Publishes the last event (null: none, the flight was abandoned) and lets the key go. */
     end: (last: unknown) => Promise<void>;
   }
-  /** Another instance runs it: read its events as they come. */
+  /** Another instance runs it: its events as they come, from the first. */
   | { kind: "follow"; events: (signal: AbortSignal) => AsyncIterable<FlightEvent> };
 
 /** An event of a flight led by another instance; `orphaned` when its leader stopped renewing. */
@@ -62,8 +49,8 @@ export interface SharedState {
   storeProbeResult(kind: ProbeKind, name: string, value: unknown, ttlMs: number): Promise<void>;
 
   /**
-   * Takes part in the flight of a search identity (a keyed digest, never the search itself):
-   * leads it, or follows the instance that does. Null: this store shares no flights (memory).
+   * Takes part in the flight of a search identity, which reaches a store only as its HMAC digest:
+   * leads it, or follows the instance that does. Null: not shared (memory, or a store that failed).
    */
   flight(key: string): Promise<FlightRole | null>;
 

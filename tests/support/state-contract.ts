@@ -1,5 +1,6 @@
 /**
- * The shared-state contract (src/state/shared-state.ts), one suite run against every adapter:
+ * The shared-state contract (src/state/shared-state.ts), one suite run against every adapter
+ * (a shared store's through GuardedState, as the gateway uses it):
  * the same breaker steps (src/core/breaker.ts) whatever keeps them, probe results with their TTL
  * and lease, flights led by one instance and followed by another, and atomicity across instances.
  * A factory gives two instances over one store (`a` and `b`); for the memory adapter they are one
@@ -10,7 +11,16 @@ import assert from "node:assert/strict";
 import type { BreakerEffect, BreakerEvent } from "../../src/core/breaker.ts";
 import type { FlightEvent, SharedState } from "../../src/state/shared-state.ts";
 
-export type StateWorld = { a: SharedState; b: SharedState; close: () => Promise<void> };
+export type StateWorld = {
+  a: SharedState;
+  b: SharedState;
+  /**
+   * An instance that has read nothing yet, so it mirrors nothing: what a third instance would read
+   * now (for the memory adapter, the one instance).
+   */
+  fresh: () => SharedState;
+  close: () => Promise<void>;
+};
 
 export type StateFactory = {
   name: string;
@@ -55,9 +65,9 @@ export function stateContract(factory: StateFactory): void {
 
     it("a provider no one failed has no breaker; a success keeps it so", async () => {
       const name = fresh();
-      assert.equal(await breakerOf(world.a, name), null);
+      assert.equal(await breakerOf(world.fresh(), name), null);
       assert.deepEqual(await world.a.stepBreaker(name, success, CLAIM_MS), { kind: "none" });
-      assert.equal(await breakerOf(world.a, name), null);
+      assert.equal(await breakerOf(world.fresh(), name), null);
     });
 
     it("the fifth retryable failure in a row claims the one probe, to confirm", async () => {
@@ -68,7 +78,7 @@ export function stateContract(factory: StateFactory): void {
       assert.equal(fifth?.kind, "claimed");
       assert.equal(fifth?.kind === "claimed" && fifth.confirm, true);
       assert.equal(fifth?.kind === "claimed" && fifth.failures, 5);
-      const b = await breakerOf(world.b, name);
+      const b = await breakerOf(world.fresh(), name);
       assert.equal(b?.failures, 5);
       assert.notEqual(b?.probeUntil, null);
       // Another failure while the probe is out claims nothing more.
@@ -87,13 +97,13 @@ export function stateContract(factory: StateFactory): void {
         verdict: { kind: "failure", waitMs: null },
       };
       await world.b.stepBreaker(name, probed, CLAIM_MS);
-      const read = (await world.a.breakers([name])).get(name);
+      const read = (await world.fresh().breakers([name])).get(name);
       assert.ok(read?.breaker?.until !== null && read?.breaker?.until !== undefined);
       assert.ok((read?.breaker?.until as number) > read!.now, "suspended into the future");
       assert.equal(read?.breaker?.backoffs, 1);
       await world.a.stepBreaker(name, success, CLAIM_MS);
       assert.equal(
-        (await breakerOf(world.b, name))?.backoffs,
+        (await breakerOf(world.fresh(), name))?.backoffs,
         1,
         "a success while suspended is old news",
       );
@@ -122,7 +132,7 @@ export function stateContract(factory: StateFactory): void {
         probeUntil: resumed.probeUntil,
         verdict: { kind: "success" },
       }, CLAIM_MS);
-      assert.equal(await breakerOf(world.b, name), null, "a successful probe forgets it all");
+      assert.equal(await breakerOf(world.fresh(), name), null, "a successful probe forgets it all");
     });
 
     it("a probe's claim lapses: another may then be claimed", async () => {
@@ -161,25 +171,24 @@ export function stateContract(factory: StateFactory): void {
         ),
       );
       assert.equal(effects.filter((e) => e.kind === "claimed").length, 1);
-      assert.equal((await breakerOf(world.a, name))?.failures, 20);
+      assert.equal((await breakerOf(world.fresh(), name))?.failures, 20);
     });
 
-    it("a flight: one instance leads, the other follows its events to the last", async () => {
-      const key = fresh();
-      const lead = await world.a.flight(key);
-      const follow = await world.b.flight(key);
+    it("a flight: one instance leads, the other follows its events from the first to the last", async () => {
+      const identity = fresh();
+      const lead = await world.a.flight(identity);
       assert.equal(lead?.kind, "lead");
+      if (lead?.kind !== "lead") return;
+      // Emitted before anyone follows: kept, and published once a follower registers.
+      lead.emit({ n: 1 });
+      const follow = await world.b.flight(identity);
       assert.equal(follow?.kind, "follow");
-      if (lead?.kind !== "lead" || follow?.kind !== "follow") return;
+      if (follow?.kind !== "follow") return;
       const seen: FlightEvent[] = [];
       const reading = (async () => {
         for await (const e of follow.events(new AbortController().signal)) seen.push(e);
       })();
-      // The follower has registered once its first read began; the leader learns it on renew.
-      await sleep(100);
-      assert.deepEqual(await lead.renew(), { held: true, waited: true });
-      await lead.publish({ n: 1 });
-      await lead.publish({ n: 2 });
+      lead.emit({ n: 2 });
       await lead.end({ n: 3, last: true });
       await reading;
       assert.deepEqual(seen, [
@@ -187,26 +196,58 @@ export function stateContract(factory: StateFactory): void {
         { kind: "event", event: { n: 2 } },
         { kind: "event", event: { n: 3, last: true } },
       ]);
-      const next = await world.b.flight(key);
-      assert.equal(next?.kind, "lead", "nothing is kept once a flight ended");
+      const next = await world.b.flight(identity);
+      assert.equal(next?.kind, "lead", "nothing is kept once a flight ended: the next one leads");
       if (next?.kind === "lead") await next.end(null);
     });
 
-    it("a leader that stops renewing leaves its followers orphaned, and one of them may lead", async () => {
-      const key = fresh();
-      const lead = await world.a.flight(key);
+    it("a flight no one followed ends with nothing to read, and the next search leads", async () => {
+      const identity = fresh();
+      const lead = await world.a.flight(identity);
       assert.equal(lead?.kind, "lead");
-      const follow = await world.b.flight(key);
+      if (lead?.kind !== "lead") return;
+      lead.emit({ n: 1 });
+      await lead.end({ n: 2 });
+      const next = await world.b.flight(identity);
+      assert.equal(next?.kind, "lead");
+      if (next?.kind === "lead") await next.end(null);
+    });
+
+    it("a leader whose callers all left ends its flight with no result: its followers are orphaned", async () => {
+      const identity = fresh();
+      const lead = await world.a.flight(identity);
+      const follow = await world.b.flight(identity);
+      assert.equal(lead?.kind, "lead");
       assert.equal(follow?.kind, "follow");
-      if (follow?.kind !== "follow") return;
+      if (lead?.kind !== "lead" || follow?.kind !== "follow") return;
+      await lead.end(null);
       const seen: FlightEvent[] = [];
-      const started = performance.now();
       for await (const e of follow.events(new AbortController().signal)) seen.push(e);
       assert.deepEqual(seen, [{ kind: "orphaned" }]);
-      assert.ok(performance.now() - started < 5_000, "orphaned within the lease and a renewal");
-      const taken = await world.b.flight(key);
-      assert.equal(taken?.kind, "lead");
-      if (taken?.kind === "lead") await taken.end(null);
+    });
+
+    it("a leader that dies leaves its followers orphaned within its lease, and one of them leads", async () => {
+      const fresh2 = await factory.make();
+      try {
+        const identity = fresh();
+        const lead = await fresh2.a.flight(identity);
+        assert.equal(lead?.kind, "lead");
+        const follow = await fresh2.b.flight(identity);
+        assert.equal(follow?.kind, "follow");
+        if (follow?.kind !== "follow") return;
+        // The leading instance goes away: it renews no more, and ends nothing.
+        await fresh2.a.close();
+        const seen: FlightEvent[] = [];
+        const started = performance.now();
+        for await (const e of follow.events(new AbortController().signal)) seen.push(e);
+        assert.deepEqual(seen, [{ kind: "orphaned" }]);
+        assert.ok(performance.now() - started < 3_000, "orphaned within the lease and a read");
+        const taken = await fresh2.b.flight(identity);
+        assert.equal(taken?.kind, "lead");
+        if (taken?.kind === "lead") await taken.end(null);
+      } finally {
+        await fresh2.close();
+      }
     });
   });
 }

@@ -3,7 +3,7 @@
  * extra modules included) in workerd through Miniflare, so a dynamic import resolves as deployed.
  */
 import { build } from "esbuild";
-import { Miniflare } from "miniflare";
+import { Miniflare, type WorkerOptions } from "miniflare";
 import { fileURLToPath } from "node:url";
 import { bundleWorker, type WorkerModule } from "../../scripts/build-worker.ts";
 
@@ -21,12 +21,17 @@ export async function bundleEntry(entry: string, sourcefile: string): Promise<st
     format: "esm",
     platform: "browser",
     conditions: ["workerd", "worker", "browser"],
+    // workerd's own modules, as the worker build leaves them.
+    external: ["cloudflare:*"],
     target: "es2022",
   });
   return (result.outputFiles[0] as { text: string }).text;
 }
 
 let built: Promise<WorkerModule[]> | null = null;
+
+/** The bundled worker's name when workers run beside it, for their `scriptName`. */
+export const GATEWAY_WORKER = "gateway";
 
 export async function startWorker(
   bindings: Record<string, string>,
@@ -39,18 +44,50 @@ export async function startWorker(
     viewerFile?: string;
     /** Open workerd's V8 inspector on this port (the bench profiles the worker through it). */
     inspectorPort?: number;
+    /**
+     * Durable Object namespaces of classes the main module exports, by binding name (binding to
+     * class), SQLite-backed as wrangler.toml declares them; kept in memory.
+     */
+    durableObjects?: Record<string, string>;
+    /** Workers run beside it in the same workerd, which may bind its namespaces by GATEWAY_WORKER. */
+    besides?: WorkerOptions[];
+    /**
+     * A second gateway of this name, listed after it: the same build and bindings, its Durable
+     * Object namespaces bound by GATEWAY_WORKER's `scriptName`, so both share one namespace.
+     */
+    twin?: string;
   } = {},
 ): Promise<Miniflare> {
   const build = options.viewerFile === undefined
     ? (built ??= bundleWorker({ withCorpus: true }))
     : bundleWorker({ withCorpus: true, viewerFile: options.viewerFile });
   const modules = (await build).filter((m) => !options.withoutExtraModules || m.loaded === "start");
-  const mf = new Miniflare({
+  const durableObjects = Object.entries(options.durableObjects ?? {}).map((
+    [binding, className],
+  ) => [binding, { className, useSQLite: true }]);
+  const gateway = {
     // The main module first: workerd runs the first module listed.
     modules: modules.map((m) => ({ type: "ESModule" as const, path: m.path, contents: m.code })),
     compatibilityDate: "2026-04-26",
     compatibilityFlags: ["enable_request_signal"],
     bindings,
+    durableObjects: Object.fromEntries(durableObjects),
+  };
+  const twin = options.twin === undefined ? [] : [{
+    ...gateway,
+    name: options.twin,
+    durableObjects: Object.fromEntries(
+      Object.entries(options.durableObjects ?? {}).map((
+        [binding, className],
+      ) => [binding, { className, useSQLite: true, scriptName: GATEWAY_WORKER }]),
+    ),
+  }];
+  const besides = [...twin, ...(options.besides ?? [])];
+  const mf = new Miniflare({
+    // With workers beside it, the gateway is the first: dispatchFetch reaches it.
+    ...(besides.length === 0
+      ? gateway
+      : { workers: [{ name: GATEWAY_WORKER, ...gateway }, ...besides] }),
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     ...(options.quiet
       ? {

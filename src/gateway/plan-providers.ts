@@ -1,0 +1,21 @@
+/** The providers a plan's decision names, as manifest entries, for what a search does beside it. */
+import type { Decision } from "../protocol/envelope-schema.ts";
+import type { Manifest, ProviderSpec } from "../protocol/manifest-schema.ts";
+
+/** The providers a plan skipped as suspended: any whose suspension ended is probed now. */
+export function heldBack(manifest: Manifest, decision: Decision): ProviderSpec[] {
+  const names = new Set(
+    decision.skipped.filter((s) => s.reason === "suspended").map((s) => s.provider),
+  );
+  return manifest.providers.filter((p) => names.has(p.name));
+}
+
+/** Every provider a plan names, run or not: any of them may run once another is suspended. */
+export function considered(manifest: Manifest, decision: Decision): ProviderSpec[] {
+  const names = new Set<string>([
+    ...decision.providers,
+    ...decision.trimmed.map((t) => t.provider),
+    ...decision.skipped.map((s) => s.provider),
+  ]);
+  return manifest.providers.filter((p) => names.has(p.name));
+}

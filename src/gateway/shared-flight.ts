@@ -1,0 +1,114 @@
+/**
+ * Coalescing across instances (docs/envelope.md, "Coalescing"): an identical search in flight on
+ * another instance is followed through the shared store instead of run again. The leading
+ * instance publishes each attempt and the finished search once someone follows; a follower hands
+ * them to its callers as if its own fan-out had made them, and builds its own envelopes.
+ *
+ * Invariants:
+ * - Only searches whose every provider is public take part (the gateway decides, gateway-state.ts):
+ *   nothing a token unlocked is written to a shared store.
+ * - A follower whose leader dies, is cut off or is left by all its callers runs the search itself
+ *   (it may lead others who followed): nothing is lost, at worst done twice.
+ * - A follower passes each provider's attempt on once, however many leaders it saw.
+ */
+import type { AttemptRecord, CompletedSearch } from "../protocol/envelope-schema.ts";
+import type { FlightRole, SharedState } from "../state/shared-state.ts";
+import type { OnAttempt, StartFlight } from "./flight.ts";
+
+/** What a flight's leader publishes: each attempt as it ends, then the finished search. */
+type FlightMessage =
+  | { kind: "attempt"; index: number; record: AttemptRecord }
+  | { kind: "done"; completed: CompletedSearch };
+
+/** Runs the search on this instance. */
+type RunHere = (signal: AbortSignal, onAttempt: OnAttempt) => Promise<CompletedSearch>;
+
+/**
+ * Leaders a follower tries before it runs the search alone: each takeover means a leader died,
+ * and a store that keeps losing them is not worth waiting on.
+ */
+const MAX_FLIGHT_ROUNDS = 3;
+
+/** A flight shared through `state` under `identity`, run here by `runHere` when it must be. */
+export function sharedFlight(state: SharedState, identity: string, runHere: RunHere): StartFlight {
+  return (signal, onAttempt) => {
+    let joined!: (followed: boolean) => void;
+    const known = new Promise<boolean>((resolve) => (joined = resolve));
+    const passed = new Set<number>();
+    const once: OnAttempt = (index, record) => {
+      if (passed.has(index)) return;
+      passed.add(index);
+      onAttempt(index, record);
+    };
+    const result = (async () => {
+      for (let round = 0; round < MAX_FLIGHT_ROUNDS && !signal.aborted; round++) {
+        const role = await state.flight(identity);
+        if (role?.kind !== "follow") {
+          joined(round > 0);
+          return role === null
+            ? await runHere(signal, once)
+            : await lead(role, runHere, signal, once);
+        }
+        joined(true);
+        const done = await follow(role, signal, once);
+        if (done !== null) return done;
+      }
+      joined(true);
+      return await runHere(signal, once);
+    })();
+    result.catch(() => joined(false));
+    return { joined: known, result };
+  };
+}
+
+/** Runs the search here, publishing for whoever follows; with no result if every caller left. */
+async function lead(
+  role: Extract<FlightRole, { kind: "lead" }>,
+  runHere: RunHere,
+  signal: AbortSignal,
+  onAttempt: OnAttempt,
+): Promise<CompletedSearch> {
+  let completed: CompletedSearch;
+  try {
+    completed = await runHere(signal, (index, record) => {
+      onAttempt(index, record);
+      role.emit({ kind: "attempt", index, record } satisfies FlightMessage);
+    });
+  } catch (error) {
+    await role.end(null);
+    throw error;
+  }
+  // A search its callers left ends cancelled: followers run it themselves rather than take that.
+  await role.end(signal.aborted ? null : { kind: "done", completed } satisfies FlightMessage);
+  return completed;
+}
+
+/** Passes on another instance's events; its finished search, or null when it was orphaned. */
+async function follow(
+  role: Extract<FlightRole, { kind: "follow" }>,
+  signal: AbortSignal,
+  onAttempt: OnAttempt,
+): Promise<CompletedSearch | null> {
+  for await (const event of role.events(signal)) {
+    if (event.kind === "orphaned") return null;
+    const message = messageOf(event.event);
+    // Something this gateway never publishes: treated as a leader gone, so the search runs here.
+    if (message === null) return null;
+    if (message.kind === "done") return message.completed;
+    onAttempt(message.index, message.record);
+  }
+  return null;
+}
+
+/** The message a leader published, by its shape; null for anything else. */
+function messageOf(value: unknown): FlightMessage | null {
+  if (typeof value !== "object" || value === null) return null;
+  const m = value as Record<string, unknown>;
+  if (m.kind === "attempt" && Number.isSafeInteger(m.index) && typeof m.record === "object") {
+    return m as FlightMessage;
+  }
+  if (m.kind === "done" && typeof m.completed === "object" && m.completed !== null) {
+    return m as FlightMessage;
+  }
+  return null;
+}

@@ -1,0 +1,68 @@
+/**
+ * The variables of the shared state (docs/deploy.md, "Shared state"): where the store is, how its
+ * keys start, how long an operation may take, and the key that hashes searches and callers before
+ * they reach it. A message never echoes the URL, which may carry a password.
+ */
+import { ConfigError } from "../protocol/config-error.ts";
+import {
+  DEFAULT_STATE_PREFIX,
+  DEFAULT_STATE_TIMEOUT_MS,
+  MAX_STATE_TIMEOUT_MS,
+  MIN_STATE_SECRET_BYTES,
+} from "../protocol/state-limits.ts";
+import { type Env, integer, text } from "./env-values.ts";
+
+export type StateVariables = {
+  /** TRACEFETCH_STATE_URL: a redis:// or rediss:// URL; null: no Redis (memory, or a binding). */
+  url: string | null;
+  /** TRACEFETCH_STATE_PREFIX: what every key of the gateway in the store starts with. */
+  prefix: string;
+  /** TRACEFETCH_STATE_TIMEOUT_MS: one operation's time before the instance's memory answers. */
+  timeoutMs: number;
+  /** TRACEFETCH_STATE_SECRET: the HMAC key of keys derived from searches and callers. */
+  secret: string | null;
+};
+
+/** The redis URL schemes ioredis speaks: plain, and over TLS. */
+const REDIS_SCHEMES = new Set(["redis:", "rediss:"]);
+
+export function stateVariables(env: Env): StateVariables {
+  const url = text(env, "TRACEFETCH_STATE_URL");
+  if (url !== null) {
+    const parsed = URL.canParse(url) ? new URL(url) : null;
+    if (parsed === null || !REDIS_SCHEMES.has(parsed.protocol) || parsed.hostname === "") {
+      throw new ConfigError(
+        "TRACEFETCH_STATE_URL must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (the value is not shown: it may hold a password)",
+      );
+    }
+  }
+  const variables: StateVariables = {
+    url,
+    prefix: text(env, "TRACEFETCH_STATE_PREFIX") ?? DEFAULT_STATE_PREFIX,
+    timeoutMs: integer(env, "TRACEFETCH_STATE_TIMEOUT_MS", 1, MAX_STATE_TIMEOUT_MS) ??
+      DEFAULT_STATE_TIMEOUT_MS,
+    secret: text(env, "TRACEFETCH_STATE_SECRET"),
+  };
+  if (url !== null) requireStateSecret(variables, "TRACEFETCH_STATE_URL");
+  return variables;
+}
+
+/**
+ * The secret a shared store needs, checked: `store` names what made the store shared (the URL, or
+ * a Durable Object binding on Workers).
+ */
+export function requireStateSecret(variables: StateVariables, store: string): string {
+  const { secret } = variables;
+  if (secret === null) {
+    throw new ConfigError(
+      `${store} shares state between instances and needs TRACEFETCH_STATE_SECRET (at least ${MIN_STATE_SECRET_BYTES} bytes), the key that hashes searches before they reach the store`,
+    );
+  }
+  const bytes = new TextEncoder().encode(secret).byteLength;
+  if (bytes < MIN_STATE_SECRET_BYTES) {
+    throw new ConfigError(
+      `TRACEFETCH_STATE_SECRET must be at least ${MIN_STATE_SECRET_BYTES} bytes (it has ${bytes})`,
+    );
+  }
+  return secret;
+}

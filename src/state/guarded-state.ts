@@ -1,0 +1,218 @@
+/**
+ * A shared store behind the SharedState port: each operation bounded by the store's timeout and
+ * answered from this instance's memory when the store fails, healthy providers' breakers mirrored
+ * for at most a second, and flight keys hashed before they leave the instance.
+ *
+ * Invariants:
+ * - No operation throws and none waits past the timeout: a store that fails costs a search at most
+ *   one timeout, and none at all until STORE_RETRY_MS later, when one operation tries it again.
+ * - A fallback is counted and the instance reads `degraded` with a reason that names no URL, no
+ *   address and no secret, until the first operation the store answers.
+ * - A search identity reaches the store only as HMAC-SHA-256 under TRACEFETCH_STATE_SECRET.
+ */
+import type { BreakerEvent } from "../core/breaker.ts";
+import type { BreakerRead } from "../core/suspension.ts";
+import { FLIGHT_LEASE_MS, MAX_MIRROR_AGE_MS, STORE_RETRY_MS } from "../protocol/state-limits.ts";
+import { MemoryState } from "./memory-state.ts";
+import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
+import type { FlightRole, SharedState } from "./shared-state.ts";
+import { type ProbeKind, type ProbeRecord, type StateStore, StoreFailure } from "./state-store.ts";
+import { followFlight, leadFlight, type StoreGuard } from "./flight-roles.ts";
+
+export type GuardOptions = {
+  /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take. */
+  timeoutMs: number;
+  /** TRACEFETCH_STATE_SECRET: the HMAC key of flight keys. */
+  secret: string;
+  /** This instance's monotonic clock, for the mirror and the retry. */
+  now: () => number;
+  /** The wall clock, for the memory that answers while the store fails. */
+  wall: () => number;
+};
+
+export class GuardedState implements SharedState, StoreGuard {
+  readonly backend: StateStore["backend"];
+  readonly #local: MemoryState;
+  readonly #mirror = new Map<string, { read: BreakerRead; at: number }>();
+  readonly #leads = new Set<() => void>();
+  #fallbacks = 0;
+  /** Why the last operation failed; null while the store answers. */
+  #failure: string | null = null;
+  #retryAt = 0;
+  #hmacKey: Promise<CryptoKey> | null = null;
+
+  constructor(readonly store: StateStore, private readonly options: GuardOptions) {
+    this.backend = store.backend;
+    this.#local = new MemoryState({ now: options.now, wall: options.wall });
+  }
+
+  status(): SharedStateStatus {
+    const { backend } = this;
+    const fallbacks = this.#fallbacks;
+    return this.#failure === null
+      ? { backend, state: "ok", fallbacks }
+      : { backend, state: "degraded", reason: this.#failure, fallbacks };
+  }
+
+  /**
+   * One store operation within the timeout (and `extraMs` more, for a read that may wait); its
+   * fallback when the store fails, or at once while it is failing and no retry is due.
+   */
+  async guard<T>(
+    operation: (signal: AbortSignal) => Promise<T>,
+    fallback: () => T | Promise<T>,
+    extraMs = 0,
+  ): Promise<T> {
+    const now = this.options.now();
+    if (this.#failure !== null) {
+      if (now < this.#retryAt) {
+        this.#fallbacks++;
+        return await fallback();
+      }
+      // This operation tries the store; the others meanwhile are answered from memory.
+      this.#retryAt = now + STORE_RETRY_MS;
+    }
+    const limit = this.options.timeoutMs + extraMs;
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const failure = new StoreFailure(`the store did not answer within ${limit} ms`);
+        controller.abort(failure);
+        reject(failure);
+      }, limit);
+    });
+    try {
+      const running = operation(controller.signal);
+      // Past its timeout an operation is abandoned; its failure, if any, is settled here.
+      running.catch(() => {});
+      const value = await Promise.race([running, late]);
+      this.#failure = null;
+      return value;
+    } catch (error) {
+      if (!(error instanceof StoreFailure)) {
+        // An adapter turns its client's errors into StoreFailure: anything else is a fault.
+        console.error("shared state: an operation failed unexpectedly:", error);
+      }
+      this.#fallbacks++;
+      this.#failure = error instanceof StoreFailure ? error.reason : "the store failed";
+      this.#retryAt = this.options.now() + STORE_RETRY_MS;
+      return await fallback();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  breakers(names: readonly string[]): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>> {
+    const now = this.options.now();
+    const out = new Map<string, BreakerRead>();
+    const missing: string[] = [];
+    for (const name of names) {
+      const mirrored = this.#mirror.get(name);
+      if (mirrored !== undefined && now - mirrored.at <= MAX_MIRROR_AGE_MS) {
+        // The store's clock has moved on as ours has since the read.
+        const aged = now - mirrored.at;
+        const { read } = mirrored;
+        out.set(name, { breaker: read.breaker, now: read.now + aged, wall: read.wall + aged });
+      } else missing.push(name);
+    }
+    if (missing.length === 0) return out;
+    return this.guard(
+      async (signal) => {
+        const reads = await this.store.breakers(missing, signal);
+        for (const [name, read] of reads) this.#remember(name, read, now);
+        return reads;
+      },
+      () => this.#local.breakers(missing),
+    ).then((reads) => {
+      for (const [name, read] of reads) out.set(name, read);
+      return out;
+    });
+  }
+
+  /**
+   * Mirrors a provider's read only while it remembers nothing (a healthy provider, the hot path):
+   * one that fails, is suspended or is being probed is read from the store by every search, so a
+   * suspension or a failure count made elsewhere is never seen late.
+   */
+  #remember(name: string, read: BreakerRead, at: number): void {
+    if (read.breaker === null) this.#mirror.set(name, { read, at });
+    else this.#mirror.delete(name);
+  }
+
+  stepBreaker(name: string, event: BreakerEvent, claimMs: number) {
+    return this.guard(
+      async (signal) => {
+        const { effect, read } = await this.store.stepBreaker(name, event, claimMs, signal);
+        this.#remember(name, read, this.options.now());
+        return effect;
+      },
+      () => this.#local.stepBreakerNow(name, event, claimMs),
+    );
+  }
+
+  probeResult(kind: ProbeKind, name: string, maxAgeMs: number): Promise<ProbeRecord | null> {
+    return this.guard(
+      (signal) => this.store.probeResult(kind, name, maxAgeMs, signal),
+      () => this.#local.probeResult(kind, name, maxAgeMs),
+    );
+  }
+
+  leaseProbe(kind: ProbeKind, name: string, ms: number): Promise<boolean> {
+    return this.guard(
+      (signal) => this.store.leaseProbe(kind, name, ms, signal),
+      () => this.#local.leaseProbe(kind, name, ms),
+    );
+  }
+
+  storeProbeResult(kind: ProbeKind, name: string, value: unknown, ttlMs: number): Promise<void> {
+    return this.guard(
+      (signal) => this.store.storeProbeResult(kind, name, value, ttlMs, signal),
+      () => this.#local.storeProbeResult(kind, name, value, ttlMs),
+    );
+  }
+
+  async flight(identity: string): Promise<FlightRole | null> {
+    const key = await this.#digest(identity);
+    const id = crypto.randomUUID();
+    const claimed = await this.guard(
+      (signal) => this.store.claimFlight(key, id, FLIGHT_LEASE_MS, signal),
+      () => null,
+    );
+    if (claimed === null) return null;
+    if (!claimed.lead) return followFlight(this, key, claimed.id);
+    const lead = leadFlight(this, key, id);
+    this.#leads.add(lead.stop);
+    return {
+      ...lead.role,
+      end: (last) => {
+        this.#leads.delete(lead.stop);
+        return lead.role.end(last);
+      },
+    };
+  }
+
+  /** Stops renewing every flight this instance leads, and lets go of the store. */
+  async close(): Promise<void> {
+    for (const stop of this.#leads) stop();
+    this.#leads.clear();
+    await this.store.close();
+  }
+
+  /** The key a flight has in the store: an HMAC of its identity, in hex. */
+  async #digest(identity: string): Promise<string> {
+    this.#hmacKey ??= crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(this.options.secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = await crypto.subtle.sign(
+      "HMAC",
+      await this.#hmacKey,
+      new TextEncoder().encode(identity),
+    );
+    return [...new Uint8Array(mac)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * The state gateway instances share (docs/deploy.md, "Shared state"): each provider's breaker
+ * (suspension and its probe), describe and health answers with the lease of the one instance that
+ * asks, and the flights of identical searches. One port, SharedState, with an adapter per store:
+ * memory (each instance alone, the default), Redis (Node and Deno) and Durable Objects (Workers);
+ * the composition root picks one.
+ *
+ * Boundary: this folder keeps and shares state and decides nothing about searches; what a breaker
+ * step means is src/core's (breaker.ts), when to coalesce or probe is src/gateway's.
+ *
+ * Invariants:
+ * - A store that fails never fails a search: every operation is bounded by the store's timeout
+ *   and answered from the instance's memory instead, counted, and reported as `degraded`.
+ * - Times that decide anything come from one clock per store (the store's own when shared), never
+ *   from instances whose clocks may disagree.
+ * - Nothing readable reaches a store: a search is known there by an HMAC digest alone, and only a
+ *   search whose every provider is public is shared at all.
+ * - What stays per instance, on purpose: the in-flight cap (it guards the instance's own memory),
+ *   `max_concurrency` gates, and the mining backlog.
+ */
+export * from "./shared-state.ts";
+export * from "./state-store.ts";
+export * from "./memory-state.ts";
+export * from "./guarded-state.ts";

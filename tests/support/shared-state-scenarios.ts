@@ -1,0 +1,145 @@
+/**
+ * What two gateway instances over one shared store must show (docs/deploy.md, "Shared state"),
+ * as scenarios any pair of instances can be put through: two apps in this process, two Node or
+ * Deno processes over Redis, two workers over one Durable Object namespace. Each scenario uses its
+ * own provider, named in the pair's manifest, so they can run one after another on one pair.
+ */
+import assert from "node:assert/strict";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { DEFAULT_CONFORMANCE_QUERY } from "../../src/protocol/limits.ts";
+import { answer, startServer, type TestServer } from "./servers.ts";
+
+/** How a test reaches one instance: a path (with query) and init, to the instance's Response. */
+export type Instance = (path: string, init?: RequestInit) => Promise<Response>;
+export type Pair = { a: Instance; b: Instance };
+
+/** The providers the scenarios use, by name: their servers must be listed in the pair's manifest. */
+export type ScenarioProviders = {
+  /** Fails every search with a 503 (a retryable failure it caused). */
+  failing: TestServer;
+  /** Asks for a one-second wait until `heal()`, then answers. */
+  waiting: TestServer & { heal: () => void };
+  /** Answers after SLOW_MS, so identical searches overlap. */
+  slow: TestServer;
+};
+
+/** How long the slow provider takes: every search of a burst arrives before it answers. */
+export const SLOW_MS = 300;
+
+/** Requests a provider received that were searches (describe and health are not counted). */
+export const searchesAt = (server: TestServer) =>
+  server.requests.filter((r) => r.body.includes('"query"')).length;
+
+/** The three providers, started on 127.0.0.1, and their manifest entries. */
+export async function scenarioProviders(): Promise<
+  { providers: ScenarioProviders; entries: Array<{ name: string; endpoint: string }> }
+> {
+  const failing = await startServer((_req, res) => {
+    res.writeHead(503, { "content-type": "application/json" });
+    res.end("{}");
+  });
+  let healed = false;
+  const ok = answer("waiting", "waiting", [{ title: "Back", locator: "https://w.example/1" }]);
+  const waiting = await startServer((req, res, body) => {
+    if (healed) return ok(req, res, body);
+    res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
+    res.end("{}");
+  });
+  const slowAnswer = answer("slow", "slow", [{ title: "Slow", locator: "https://s.example/1" }]);
+  const slow = await startServer((req: IncomingMessage, res: ServerResponse, body: string) => {
+    setTimeout(() => void slowAnswer(req, res, body), SLOW_MS);
+  });
+  return {
+    providers: { failing, waiting: Object.assign(waiting, { heal: () => (healed = true) }), slow },
+    entries: [
+      { name: "failing", endpoint: failing.url },
+      { name: "waiting", endpoint: waiting.url },
+      { name: "slow", endpoint: slow.url },
+    ],
+  };
+}
+
+async function envelope(instance: Instance, path: string) {
+  const res = await instance(path);
+  return { status: res.status, body: await res.json() };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Searches alternating between the instances against a provider that fails every time: five
+ * failures, then the gateway's confirming probe, then a suspension both instances honour.
+ * The contacts, probe included.
+ */
+export async function alternatingFailures(pair: Pair, failing: TestServer): Promise<number> {
+  const before = searchesAt(failing);
+  for (let i = 0; i < 10; i++) {
+    const instance = i % 2 === 0 ? pair.a : pair.b;
+    const { status } = await envelope(instance, `/v1/search?q=alternating&providers=failing`);
+    assert.ok(status === 200 || status === 502 || status === 503, `search ${i}: ${status}`);
+    // A moment for the background probe, as between two callers' searches.
+    await pause(50);
+  }
+  return searchesAt(failing) - before;
+}
+
+/**
+ * A provider suspended for the wait it asked for: once the wait is over, 50 concurrent searches
+ * (all different, so none coalesce) across both instances. The probes it received then.
+ */
+export async function probesAfterSuspension(
+  pair: Pair,
+  waiting: ScenarioProviders["waiting"],
+): Promise<number> {
+  await envelope(pair.a, `/v1/search?q=first&providers=waiting`);
+  const asked = waiting.requests.length;
+  waiting.heal();
+  await pause(1_200);
+  const started = waiting.requests.length;
+  await Promise.all(
+    Array.from(
+      { length: 50 },
+      (_, i) => envelope(i % 2 === 0 ? pair.a : pair.b, `/v1/search?q=burst${i}&providers=waiting`),
+    ),
+  );
+  // The probe runs beside the searches: give it its moment.
+  await pause(300);
+  assert.equal(asked, started, "nothing reached the provider during its wait");
+  const after = waiting.requests.slice(started);
+  // The gateway's probe is its health, or a search for the conformance query; a caller's is not.
+  const probe = (body: string) => {
+    const request = JSON.parse(body) as { query?: unknown; action?: unknown };
+    return request.query === DEFAULT_CONFORMANCE_QUERY || request.action === "health";
+  };
+  return after.filter((r) => probe(r.body)).length;
+}
+
+/** 50 identical concurrent searches, 25 on each instance: the searches the provider received. */
+export async function identicalBurst(pair: Pair, slow: TestServer): Promise<number> {
+  const before = searchesAt(slow);
+  const answers = await Promise.all(
+    Array.from(
+      { length: 50 },
+      (_, i) => envelope(i % 2 === 0 ? pair.a : pair.b, `/v1/search?q=identical&providers=slow`),
+    ),
+  );
+  for (const { status, body } of answers) {
+    assert.equal(status, 200);
+    assert.equal(body.code, "ok");
+    assert.equal(body.result.merged[0]?.title, "Slow");
+  }
+  const coalesced = answers.filter(({ body }) => body.result.decision.coalesced === true).length;
+  assert.equal(coalesced, 49, "every search but the one that ran says it was coalesced");
+  return searchesAt(slow) - before;
+}
+
+/** The instance's shared_state block, as `/v1/status` shows it. */
+export async function sharedStateOf(instance: Instance) {
+  const { body } = await envelope(instance, "/v1/status");
+  return body.result.shared_state as {
+    backend: string;
+    state: string;
+    reason?: string;
+    fallbacks: number;
+  };
+}
