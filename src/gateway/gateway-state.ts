@@ -181,7 +181,7 @@ export class GatewayState {
       executePlan({ request, plan, deps, requestId, suspension, signal, onAttempt });
     // Shared with other instances only when no result a token unlocked could reach the store.
     const start: StartFlight = shareable
-      ? sharedFlight(this.config.state, key, runHere)
+      ? sharedFlight(this.config.state, key, runHere, (work) => background.run(work))
       : (signal, onAttempt) => ({
         joined: Promise.resolve(false),
         result: runHere(signal, onAttempt),

@@ -23,14 +23,25 @@ type FlightMessage =
 /** Runs the search on this instance. */
 type RunHere = (signal: AbortSignal, onAttempt: OnAttempt) => Promise<CompletedSearch>;
 
+/** Runs work after the answer, kept alive by the runtime (a search's Background). */
+type Later = (work: () => Promise<void>) => void;
+
 /**
  * Leaders a follower tries before it runs the search alone: each takeover means a leader died,
  * and a store that keeps losing them is not worth waiting on.
  */
 const MAX_FLIGHT_ROUNDS = 3;
 
-/** A flight shared through `state` under `identity`, run here by `runHere` when it must be. */
-export function sharedFlight(state: SharedState, identity: string, runHere: RunHere): StartFlight {
+/**
+ * A flight shared through `state` under `identity`, run here by `runHere` when it must be; a
+ * leader's last write to the store goes through `later`, after its callers have their answer.
+ */
+export function sharedFlight(
+  state: SharedState,
+  identity: string,
+  runHere: RunHere,
+  later: Later,
+): StartFlight {
   return (signal, onAttempt) => {
     let joined!: (followed: boolean) => void;
     const known = new Promise<boolean>((resolve) => (joined = resolve));
@@ -47,7 +58,7 @@ export function sharedFlight(state: SharedState, identity: string, runHere: RunH
           joined(round > 0);
           return role === null
             ? await runHere(signal, once)
-            : await lead(role, runHere, signal, once);
+            : await lead(role, runHere, signal, once, later);
         }
         joined(true);
         const done = await follow(role, signal, once);
@@ -67,6 +78,7 @@ async function lead(
   runHere: RunHere,
   signal: AbortSignal,
   onAttempt: OnAttempt,
+  later: Later,
 ): Promise<CompletedSearch> {
   let completed: CompletedSearch;
   try {
@@ -79,7 +91,10 @@ async function lead(
     throw error;
   }
   // A search its callers left ends cancelled: followers run it themselves rather than take that.
-  await role.end(signal.aborted ? null : { kind: "done", completed } satisfies FlightMessage);
+  const last = signal.aborted ? null : { kind: "done", completed } satisfies FlightMessage;
+  // The callers here need nothing from the store to have their answer, so it does not wait for a
+  // round trip; followers poll until the end lands, and the lease covers them until then.
+  later(() => role.end(last));
   return completed;
 }
 
