@@ -13,25 +13,13 @@ import {
 import { RM3 } from "../providers/corpus/corpus-search.ts";
 import { sumStats } from "../src/core/score-group-stats.ts";
 import type { CollectionStats } from "../src/protocol/collection-stats.ts";
+import { AERO_DOCUMENTS, doc } from "./support/aero-documents.ts";
 
 const signal = new AbortController().signal;
 
-const doc = (id: number, title: string, text: string): CorpusDocument => ({
-  title,
-  locator: `https://x.example/${id}`,
-  text,
-});
-
-/** Documents whose words are spread unevenly, so each third of them has its own frequencies. */
+/** The last page without the query's words, so each third of them has its own frequencies. */
 const DOCS: CorpusDocument[] = [
-  doc(0, "Supersonic flow", "shock waves in supersonic flow over a wedge"),
-  doc(1, "Boundary layers", "the boundary layer of a flat plate in laminar flow"),
-  doc(2, "Heat transfer", "heat transfer at hypersonic speeds near the stagnation point"),
-  doc(3, "Wing theory", "lift and drag of a slender wing in supersonic aerodynamics"),
-  doc(4, "Shock tubes", "shock tube experiments and the heat of shock waves"),
-  doc(5, "Laminar flow", "transition of a laminar boundary layer to turbulent flow"),
-  doc(6, "Panels", "flutter of panels in supersonic flow"),
-  doc(7, "Cones", "pressure on cones at hypersonic speeds"),
+  ...AERO_DOCUMENTS.slice(0, 8),
   doc(8, "Plates", "skin friction of a flat plate"),
 ];
 const QUERY = "supersonic flow over a wing with shock waves";

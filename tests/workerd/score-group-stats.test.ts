@@ -7,29 +7,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Miniflare } from "miniflare";
-import { corpusAdapter, type CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
+import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../../src/kit/serve-provider.ts";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
 import { type Handler, sleep, startServer, type TestServer } from "../support/servers.ts";
 import { startWorker } from "./miniflare.ts";
+import { AERO_DOCUMENTS } from "../support/aero-documents.ts";
 
-const doc = (id: number, title: string, text: string): CorpusDocument => ({
-  title,
-  locator: `https://x.example/${id}`,
-  text,
-});
-
-const DOCS: CorpusDocument[] = [
-  doc(0, "Supersonic flow", "shock waves in supersonic flow over a wedge"),
-  doc(1, "Boundary layers", "the boundary layer of a flat plate in laminar flow"),
-  doc(2, "Heat transfer", "heat transfer at hypersonic speeds near the stagnation point"),
-  doc(3, "Wing theory", "lift and drag of a slender wing in supersonic aerodynamics"),
-  doc(4, "Shock tubes", "shock tube experiments and the heat of shock waves"),
-  doc(5, "Laminar flow", "transition of a laminar boundary layer to turbulent flow"),
-  doc(6, "Panels", "flutter of panels in supersonic flow"),
-  doc(7, "Cones", "pressure on cones at hypersonic speeds"),
-  doc(8, "Plates", "skin friction of a flat plate and supersonic shock waves"),
-];
+const DOCS = [...AERO_DOCUMENTS];
 const QUERY = "supersonic flow shock waves";
 
 /** How many times the test searches, 50 ms apart, before the gateway has described the shards. */
