@@ -136,7 +136,9 @@ describe("command bridge: TraceFetch 1.0 command providers behind a real gateway
       {
         name: "stubborn",
         command: ["./hang-ignoring-sigterm.mjs", "stubborn"],
-        timeout_seconds: 3,
+        // Long enough for the command to have started and set its SIGTERM handler even on a
+        // loaded machine: a node process still starting dies of the first SIGTERM, logging nothing.
+        timeout_seconds: 6,
       },
     ]);
     assert.equal(attempts.get("stubborn").outcome, "search_failed");

@@ -77,10 +77,12 @@ describe("provider outcomes: deadlines", () => {
       retryable: true,
       budget: "caller_deadline",
     });
-    // The attempt's budget is the caller's 300 ms minus the 25 ms fusion reserve.
+    // The attempt's budget is the caller's 300 ms minus the 25 ms fusion reserve, counted from the
+    // request's arrival: the search lasts that long, and the attempt (which starts once the search
+    // is planned, later on a busy machine) ends by then, well before the provider's 1 s.
     const latency = run.attempt.latency_ms;
-    assert.ok(latency >= 270 && latency <= 450, `latency_ms ${latency}`);
-    assert.ok(run.elapsed < 500, `the search took ${run.elapsed} ms`);
+    assert.ok(latency <= 450, `latency_ms ${latency}`);
+    assert.ok(run.elapsed >= 270 && run.elapsed < 500, `the search took ${run.elapsed} ms`);
     assert.equal(run.attempt.message, "no complete answer before the caller's deadline");
   });
 
