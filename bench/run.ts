@@ -10,6 +10,7 @@ import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { installCleanup, killAllAndWait } from "./children.ts";
 import { memory } from "./scenario-memory.ts";
 import { firstEvent, overhead, unloaded } from "./scenario-latency.ts";
+import { sharedState } from "./scenario-shared-state.ts";
 import { throughput } from "./scenario-throughput.ts";
 import { profileRun } from "./profile.ts";
 import { notes, type Row, table } from "./report.ts";
@@ -84,6 +85,10 @@ async function main(): Promise<void> {
       step("5 unloaded latency");
       rows.push(...await unloaded(urls));
     }
+    if (runs("6")) {
+      step("6 shared state over Redis");
+      rows.push(...await sharedState(urls));
+    }
     console.log(`TraceFetch Edge benchmark: ${header}\n`);
     console.log(table(rows));
     if (details !== "") console.log(`\n${details}`);
@@ -101,6 +106,14 @@ async function main(): Promise<void> {
         "searches it served in them; for workerd, workerd's own process.",
         "300 sequential searches after 50 warm-up rounds, gateway, naive and the single-fetch " +
         "ceiling (over one of the same providers) taking turns.",
+        "gateways started as `npm start` starts them, one with no store and one with Redis " +
+        "(redis-server on 127.0.0.1), 500 sequential searches each after 50 warm-up rounds, " +
+        "taking turns; Redis minus no store. Then 200 trials on gateways A and B over that " +
+        "Redis, each on a provider of its own: B searches it while it answers (so B mirrors it " +
+        "as healthy), it starts failing (503), A's 5 searches and the gateway's probe suspend it; " +
+        "from the probe's 503, B searches it back to back until one skips it. Keys: every key " +
+        "the gateways left, read once they stopped; a breaker's TTL is an hour past its " +
+        "suspension, so the row checks each TTL against its bound instead of waiting for it.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;
