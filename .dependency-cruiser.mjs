@@ -56,7 +56,10 @@ export const NODE_ONLY_PACKAGES = ["undici", "@hono/node-server", "tsx"];
  * npm packages that need Node's sockets (`node:net`, `node:tls`), which Node and Deno have and
  * Workers do not, and the one file each may be imported by: the worker never reaches that file.
  */
-export const SOCKET_PACKAGES = { ioredis: "src/state/redis-state.ts" };
+export const SOCKET_PACKAGES = {
+  // The shared state's store and the answer cache's, each over a connection of its own.
+  ioredis: ["src/state/redis-state.ts", "src/state/redis-cache.ts"],
+};
 
 /**
  * Where the parts of a full-text search engine (a stemmer) may be imported: built-ins and example
@@ -191,12 +194,13 @@ export default {
       from: { path: "^src/", pathNot: underOrFile(NODE_ALLOWED) },
       to: { path: underOrFile(["src/kit/node"]) },
     },
-    ...Object.entries(SOCKET_PACKAGES).map(([name, file]) => ({
+    ...Object.entries(SOCKET_PACKAGES).map(([name, files]) => ({
       name: `sockets:${slug(name)}-only-in-its-adapter`,
-      comment:
-        `${name} needs Node's sockets: only ${file} imports it, loaded on Node and Deno alone.`,
+      comment: `${name} needs Node's sockets: only ${
+        files.join(" and ")
+      } import it, loaded on Node and Deno alone.`,
       severity: "error",
-      from: { pathNot: `^${file.replaceAll(".", "\\.")}$` },
+      from: { pathNot: files.map((f) => `^${f.replaceAll(".", "\\.")}$`).join("|") },
       to: { path: packages([name]) },
     })),
     {
@@ -205,7 +209,8 @@ export default {
       severity: "error",
       from: { path: "^src/runtime/worker\\.ts$" },
       to: {
-        path: Object.values(SOCKET_PACKAGES).map((f) => `^${f.replaceAll(".", "\\.")}$`).join("|"),
+        path: Object.values(SOCKET_PACKAGES).flat().map((f) => `^${f.replaceAll(".", "\\.")}$`)
+          .join("|"),
         reachable: true,
       },
     },

@@ -11,6 +11,7 @@ import { installCleanup, killAllAndWait } from "./children.ts";
 import { memory } from "./scenario-memory.ts";
 import { firstEvent, overhead, unloaded } from "./scenario-latency.ts";
 import { sharedState } from "./scenario-shared-state.ts";
+import { answerCache } from "./scenario-answer-cache.ts";
 import { throughput } from "./scenario-throughput.ts";
 import { profileRun } from "./profile.ts";
 import { notes, type Row, table } from "./report.ts";
@@ -89,6 +90,10 @@ async function main(): Promise<void> {
       step("6 shared state over Redis");
       rows.push(...await sharedState(urls));
     }
+    if (runs("7")) {
+      step("7 answer cache over Redis");
+      rows.push(...await answerCache(urls));
+    }
     console.log(`TraceFetch Edge benchmark: ${header}\n`);
     console.log(table(rows));
     if (details !== "") console.log(`\n${details}`);
@@ -114,6 +119,10 @@ async function main(): Promise<void> {
         "from the probe's 503, B searches it back to back until one skips it. Keys: every key " +
         "the gateways left, read once they stopped; a breaker's TTL is an hour past its " +
         "suspension, so the row checks each TTL against its bound instead of waiting for it.",
+        "gateways A and B started as `npm start` starts them over one Redis, every provider " +
+        "with cache_ttl_seconds; A runs [6]'s search (4 zero-delay providers) and [1]'s (8 at " +
+        "50 ms) once, then B repeats each 500 times after 50 warm-up rounds, taking turns with " +
+        "the same searches sent with max_age_seconds=0 (every provider asked).",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;

@@ -72,6 +72,8 @@ export const SEARCH: EnvelopeCode[] = [
   "no_providers_selected",
   "insufficient_scope",
   "overloaded",
+  // The caller's own `caller_limits` (docs/envelope.md, "Caller limits").
+  "rate_limited",
   "all_providers_failed",
 ];
 /** Naming one provider for an action: the rules of naming it in a search, then its answer. */

@@ -95,7 +95,15 @@ export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete"
           "goes to that provider only, under the token rules of naming it in a search.",
         requestBody: jsonBody("ExpandRequest"),
         ok: okEnvelope("ExpandResult", "The evidence, as the provider gave it."),
-        refusals: [...GUARDED, ...BODY, ...ACTION, "locator_unknown", "locator_expired"],
+        refusals: [
+          ...GUARDED,
+          ...BODY,
+          ...ACTION,
+          "locator_unknown",
+          "locator_expired",
+          // An expand counts as a search against the caller's own `caller_limits`.
+          "rate_limited",
+        ],
       },
     },
     "/v1/refresh": {

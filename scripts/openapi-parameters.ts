@@ -18,6 +18,7 @@ const DESCRIPTIONS: Record<string, string> = {
   tier: "A cost tier of the manifest.",
   view: "`merged` leaves each provider's own candidates out.",
   timeout_ms: "The search's deadline, in milliseconds.",
+  max_age_seconds: "The oldest cached provider answer accepted, in seconds; 0 asks the providers.",
   domains: "Keep only pages from these hosts and their subdomains, comma-separated.",
   exclude_domains: "Drop pages from these hosts and their subdomains, comma-separated.",
   published_after: "Keep only pages published on or after this date (YYYY-MM-DD).",

@@ -7,7 +7,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { PLACE_RETRY_AFTER_MS } from "../src/protocol/limits.ts";
+import { PLACE_RETRY_AFTER_MS } from "../src/protocol/admission-limits.ts";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
 import {
   type CountingProvider,

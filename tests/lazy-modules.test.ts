@@ -71,6 +71,8 @@ describe("the Worker build", { timeout: 60_000 }, () => {
     "schemas/envelope.json",
     "src/gateway/action-run.ts",
     "src/protocol/action-request.ts",
+    "src/gateway/caller-limits.ts",
+    "src/core/search-log.ts",
     "src/builtins/mod.ts",
     "src/builtins/github.ts",
     "src/builtins/exa.ts",

@@ -94,12 +94,24 @@ describe("manifest: names and scopes", () => {
           weight: 1,
           max_concurrency: 16,
           auth: { type: "none" },
+          cache_ttl_seconds: 0,
           transport: "http",
         }],
         tiers: {},
         default_tier: null,
       },
     );
+  });
+
+  it("takes cache_ttl_seconds as an integer from 0 to 86400", () => {
+    const entry = (cache_ttl_seconds: unknown) =>
+      one({ name: "papers", scope: "papers", endpoint: "https://p.org/s", cache_ttl_seconds });
+    assert.equal(accepts(entry(86_400)).providers[0]?.cache_ttl_seconds, 86_400);
+    for (const bad of [-1, 86_401, 1.5, "60"]) {
+      const result = validateManifest(entry(bad), { allowLoopback: false });
+      assert.equal(result.ok, false, String(bad));
+      if (!result.ok) assert.equal(result.issues[0]?.field, "providers.0.cache_ttl_seconds");
+    }
   });
 
   it("refuses a name or scope outside ^[a-z][a-z0-9_-]{0,63}$", () => {

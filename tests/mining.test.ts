@@ -14,7 +14,7 @@ import { createGateway } from "../src/http/mod.ts";
 import type { Ports } from "../src/gateway/mod.ts";
 import type { TraceSink } from "../src/gateway/mining/sink.ts";
 import { createProviderTokenSigner, verifyGatewayToken } from "../src/auth/mod.ts";
-import { MAX_TRACE_BYTES } from "../src/protocol/limits.ts";
+import { MAX_TRACE_BYTES } from "../src/protocol/trace-limits.ts";
 import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { bundleWorker } from "../scripts/build-worker.ts";

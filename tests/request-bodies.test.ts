@@ -5,7 +5,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { MAX_DRAINED_BODY_BYTES, MAX_REQUEST_BODY_BYTES } from "../src/protocol/limits.ts";
+import { MAX_REQUEST_BODY_BYTES } from "../src/protocol/limits.ts";
+import { MAX_DRAINED_BODY_BYTES } from "../src/protocol/admission-limits.ts";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 

@@ -16,14 +16,18 @@ import * as redisServer from "./support/redis-server.ts";
 import { manifestOf } from "./support/gateway.ts";
 import {
   alternatingFailures,
+  callerLimitBurst,
   identicalBurst,
   type Instance,
   type Pair,
   probesAfterSuspension,
   type ScenarioProviders,
   scenarioProviders,
+  SEARCHES_PER_MINUTE,
   sharedStateOf,
 } from "./support/shared-state-scenarios.ts";
+import { cachedProvider, searchesAt } from "./support/answer-cache-scenarios.ts";
+import { startServer, type TestServer } from "./support/servers.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
@@ -100,16 +104,26 @@ if (missing !== null) {
     describe(`two ${runtime.name} gateways over one Redis`, () => {
       let redis: redisServer.RedisServer;
       let providers: ScenarioProviders;
+      /** A public provider whose answers are cached for a minute (docs/envelope.md). */
+      let cached: TestServer;
       let gateways: Gateway[] = [];
       let pair: Pair;
+      let env: Record<string, string>;
+      let entries: Awaited<ReturnType<typeof scenarioProviders>>["entries"];
 
       before(async () => {
         redis = await redisServer.startRedis();
         const started = await scenarioProviders();
         providers = started.providers;
-        const env = {
+        cached = await startServer(cachedProvider("cached"));
+        entries = [...started.entries, { name: "cached", endpoint: cached.url }];
+        env = {
           PORT: "0",
-          TRACEFETCH_MANIFEST: JSON.stringify(manifestOf(started.entries)),
+          TRACEFETCH_MANIFEST: JSON.stringify(
+            manifestOf(
+              entries.map((e) => e.name === "cached" ? { ...e, cache_ttl_seconds: 60 } : e),
+            ),
+          ),
           TRACEFETCH_ALLOW_LOOPBACK: "1",
           TRACEFETCH_DESCRIBE_PROVIDERS: "0",
           TRACEFETCH_API_DOCS: "0",
@@ -124,6 +138,7 @@ if (missing !== null) {
       after(async () => {
         for (const gateway of gateways) await gateway.stop();
         for (const server of Object.values(providers ?? {})) await server.close();
+        await cached?.close();
         await redis?.stop();
       });
 
@@ -138,6 +153,38 @@ if (missing !== null) {
 
       it("50 identical concurrent searches split across both reach the provider once", async () => {
         assert.equal(await identicalBurst(pair, providers.slow), 1);
+      });
+
+      it(`caller_limits.searches_per_minute: ${SEARCHES_PER_MINUTE}: 60 distinct searches across two more gateways let exactly 20 through, 40 refused 429`, async () => {
+        const limited = {
+          ...env,
+          TRACEFETCH_MANIFEST: JSON.stringify(
+            manifestOf(entries, { caller_limits: { searches_per_minute: SEARCHES_PER_MINUTE } }),
+          ),
+        };
+        const two = await Promise.all([
+          startGateway(runtime, limited),
+          startGateway(runtime, limited),
+        ]);
+        try {
+          const [a, b] = two.map((g) => instanceAt(g.url)) as [Instance, Instance];
+          assert.deepEqual(await callerLimitBurst({ a, b }, "slow"), { passed: 20, refused: 40 });
+        } finally {
+          for (const gateway of two) await gateway.stop();
+        }
+      });
+
+      it("a search repeated on the second gateway is answered from the cache in Redis", async () => {
+        const path = "/v1/search?q=cached&providers=cached";
+        const first = await (await pair.a(path)).json();
+        assert.equal(first.result.candidates[0].cached, undefined);
+        // A's write runs after its answer.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const second = await (await pair.b(path)).json();
+        assert.equal(second.result.candidates[0].cached, true);
+        assert.equal(searchesAt(cached), 1);
+        await (await pair.b(`${path}&max_age_seconds=0`)).json();
+        assert.equal(searchesAt(cached), 2);
       });
 
       it("no operation fell back to memory in these runs", async () => {

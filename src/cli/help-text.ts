@@ -1,5 +1,5 @@
 /** What `--help` prints for each command; docs/cli.md says the same at length. */
-import { REPLAY_REGRESSION_THRESHOLD } from "../protocol/limits.ts";
+import { REPLAY_REGRESSION_THRESHOLD } from "../protocol/trace-limits.ts";
 
 export const OVERVIEW = `tracefetch: search many providers through one TraceFetch Edge gateway
 
@@ -38,6 +38,7 @@ export const HELP: Record<string, string> = {
   --tier T             a tier from the manifest (its cost ceiling trims the plan)
   --view merged        leave the per-provider attempts out of the envelope
   --timeout-ms N       the search's deadline, 1..300000 (default 10000); the CLI waits 5 s more
+  --max-age-seconds N  the oldest cached provider answer to accept, 0..86400; 0 asks every provider
   --gateway URL        the gateway to ask (else the saved connection, else http://127.0.0.1:8787)
   --manifest FILE      search in process with this manifest; no gateway needed
   --allow-sensitive    with --manifest: run account-visible and internal providers too

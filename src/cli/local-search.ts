@@ -30,6 +30,9 @@ export const LOCAL_OPERATOR: SearchAsk["caller"] = {
 /** Who an in-process search without --allow-sensitive acts as: nobody's token. */
 export const LOCAL_ANONYMOUS: SearchAsk["caller"] = { kind: "anonymous" };
 
+/** The client an in-process search counts as for caller limits: the operator at this terminal. */
+export const LOCAL_CLIENT = "local";
+
 /** The `iss` of provider tokens minted in process, unless TRACEFETCH_GATEWAY_ISSUER names one. */
 export const LOCAL_ISSUER = "urn:tracefetch:cli";
 
@@ -50,6 +53,7 @@ export async function localSearch(request: SearchRequest, options: LocalSearch):
   return await state.gateway.search({
     request,
     caller: options.allowSensitive ? LOCAL_OPERATOR : LOCAL_ANONYMOUS,
+    client: LOCAL_CLIENT,
     requestId,
   }, { signal: options.signal, ...options.hooks });
 }

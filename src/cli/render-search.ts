@@ -32,7 +32,10 @@ export function renderSearch(envelope: Envelope, paint: Paint): string {
     const outcome = a.outcome === "success"
       ? paint.green("success")
       : paint.red(a.code === a.outcome ? a.outcome : `${a.outcome} (${a.code})`);
-    const detail = a.outcome === "success" ? `${a.candidate_count} results` : a.message;
+    const found = `${a.candidate_count} results`;
+    // A cached answer says how old it is: the provider was not asked this time.
+    const cached = a.cached ? `, cached ${Math.round((a.age_ms ?? 0) / 1000)} s ago` : "";
+    const detail = a.outcome === "success" ? found + cached : a.message;
     return [a.provider, outcome, `${a.latency_ms} ms`, detail];
   });
   if (attempts.length === 0) {

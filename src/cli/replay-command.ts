@@ -12,7 +12,7 @@ import { readFile } from "node:fs/promises";
 import * as v from "valibot";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { type ReplayResult, ReplayResultSchema } from "../protocol/replay-result-schema.ts";
-import { REPLAY_CONCURRENCY, REPLAY_REGRESSION_THRESHOLD } from "../protocol/limits.ts";
+import { REPLAY_CONCURRENCY, REPLAY_REGRESSION_THRESHOLD } from "../protocol/trace-limits.ts";
 import { parseSearchRequest } from "../protocol/search-request.ts";
 import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
 import { listen } from "../runtime/node-listen.ts";
@@ -21,7 +21,7 @@ import { problemEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { type TraceHasher, traceHasher } from "../gateway/mining/trace-hmac.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
-import { LOCAL_ANONYMOUS, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
+import { LOCAL_ANONYMOUS, LOCAL_CLIENT, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { envSettings } from "./read-manifest-file.ts";
 import {
@@ -183,6 +183,7 @@ async function replayOne(
   return await gateway.search({
     request: parsed.request,
     caller: options.sensitive ? LOCAL_OPERATOR : LOCAL_ANONYMOUS,
+    client: LOCAL_CLIENT,
     requestId: trace.request_id,
   }, { signal: options.signal });
 }

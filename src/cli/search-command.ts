@@ -21,7 +21,15 @@ import { resolveTarget, unreachableHint } from "./resolve-target.ts";
 import { problemReply, requestProblemReply } from "./usage-reply.ts";
 
 /** Options that shape the request; with `search -` the request comes from stdin alone. */
-const REQUEST_OPTIONS = ["scope", "provider", "limit", "tier", "view", "timeout-ms"] as const;
+const REQUEST_OPTIONS = [
+  "scope",
+  "provider",
+  "limit",
+  "tier",
+  "view",
+  "timeout-ms",
+  "max-age-seconds",
+] as const;
 
 export async function searchCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
@@ -35,6 +43,7 @@ export async function searchCommand(args: string[], ctx: CliContext): Promise<Re
     tier: { type: "string" },
     view: { type: "string" },
     "timeout-ms": { type: "string" },
+    "max-age-seconds": { type: "string" },
   });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
@@ -86,6 +95,8 @@ export async function searchCommand(args: string[], ctx: CliContext): Promise<Re
     if (values.tier !== undefined) input.tier = values.tier;
     if (values.view !== undefined) input.view = values.view;
     if (values["timeout-ms"] !== undefined) input.timeout_ms = numeric(values["timeout-ms"]);
+    const maxAge = values["max-age-seconds"];
+    if (maxAge !== undefined) input.max_age_seconds = numeric(maxAge);
     const parsed = parseSearchRequest(input);
     if (!parsed.ok) return requestProblemReply("search", parsed.problem, requestId);
     request = parsed.request;

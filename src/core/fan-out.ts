@@ -4,7 +4,8 @@
  */
 import type { EvidenceState } from "../protocol/codes.ts";
 import type { AttemptRecord, Candidate } from "../protocol/envelope-schema.ts";
-import { FUSION_RESERVE_MS, PLACE_HELD_AFTER_ABORT_MS } from "../protocol/limits.ts";
+import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
+import { PLACE_HELD_AFTER_ABORT_MS } from "../protocol/admission-limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
 import type { ByteBudget } from "../io/byte-budget.ts";
@@ -20,6 +21,7 @@ import { QueueWatch } from "./queue-watch.ts";
 import { Deadlines } from "./deadlines.ts";
 import type { StatsRound } from "./score-group-stats.ts";
 import { statsRounds } from "./score-groups.ts";
+import type { AnswerCacheHook } from "./cached-attempt.ts";
 
 /** What contacting providers needs from the gateway: the same for every search of one caller. */
 export type AttemptDeps = {
@@ -58,6 +60,8 @@ export type FanOut = {
   onAttempt?: ((index: number, record: AttemptRecord) => void) | undefined;
   /** Told how each attempt ended, before onAttempt (docs/protocol.md, "Suspension"). */
   suspension?: AttemptWatch | undefined;
+  /** Asked before each provider (docs/envelope.md, "Cached answers"); absent: nothing cached. */
+  cache?: AnswerCacheHook | undefined;
 };
 
 export function evidenceStateOf(spec: ProviderSpec): EvidenceState {
@@ -116,6 +120,11 @@ async function attempt(
   { search, deadlines, connectGate, started, rounds }: Shared,
 ): Promise<AttemptRecord> {
   const { deps, request } = search;
+  // A score group's member is sent the group's statistics, which no cached answer reflects.
+  const ticket = rounds.has(spec.name) ? null : search.cache?.open(spec) ?? null;
+  const cached = ticket === null ? null : await ticket.hit;
+  // Answered from the cache: no provider was contacted, so no breaker hears of it.
+  if (cached !== null) return cached;
   const callerLeft = request.timeout_ms - FUSION_RESERVE_MS - (started - search.startedAt);
   const providerMs = spec.timeout_seconds * 1000;
   const budget = providerMs <= callerLeft ? "provider_timeout" : "caller_deadline";
@@ -181,6 +190,7 @@ async function attempt(
   // A shared store answers later, and only when the attempt could change a breaker.
   const note = typeof settled === "string" ? settled : await settled.catch(() => "");
   if (note !== "") record.message += note;
+  ticket?.keep(record);
   return record;
 }
 

@@ -13,6 +13,7 @@ import { type AttemptDeps, evidenceStateOf, type FanOut, fanOut } from "./fan-ou
 import { fuse } from "./fusion.ts";
 import type { Plan, PlanContext } from "./plan.ts";
 import type { AttemptWatch } from "./suspension.ts";
+import type { AnswerCacheHook } from "./cached-attempt.ts";
 
 /** The last warning of every search: results come from elsewhere and are not vouched for. */
 export const UNTRUSTED_REMINDER =
@@ -40,6 +41,8 @@ export type PlannedSearch = SearchHooks & {
   signal: AbortSignal;
   /** Told how each attempt ended (docs/protocol.md, "Suspension"); absent: nothing is told. */
   suspension?: AttemptWatch | undefined;
+  /** Asked before each provider (docs/envelope.md, "Cached answers"); absent: nothing cached. */
+  cache?: AnswerCacheHook | undefined;
 };
 
 /** Runs a plan that was already accepted (plans come first, so a refusal contacts no provider). */
@@ -82,7 +85,7 @@ export async function executePlan(search: PlannedSearch): Promise<CompletedSearc
     merged,
     candidates: records,
     decision,
-    usage: { cost_micros: records.reduce((sum, r) => sum + r.cost_micros, 0) },
+    usage: usageOf(records),
     latency_ms: {
       total: Math.round(deps.now() - startedAt),
       providers: Object.fromEntries(records.map((r) => [r.provider, r.latency_ms])),
@@ -100,6 +103,17 @@ export async function executePlan(search: PlannedSearch): Promise<CompletedSearc
     timings: { fusion_ms },
     ...(resumesInMs === undefined ? {} : { retryAfterMs: resumesInMs }),
   };
+}
+
+/** What the providers called cost; with cached attempts, what asking them again would have. */
+function usageOf(records: readonly AttemptRecord[]): SearchResult["usage"] {
+  let cost_micros = 0;
+  let saved: number | null = null;
+  for (const r of records) {
+    if (r.cached === true) saved = (saved ?? 0) + r.cost_micros;
+    else cost_micros += r.cost_micros;
+  }
+  return saved === null ? { cost_micros } : { cost_micros, saved_cost_micros: saved };
 }
 
 function searchWarnings(records: readonly AttemptRecord[], decision: Decision): string[] {

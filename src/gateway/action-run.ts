@@ -17,15 +17,14 @@ import type { Gate } from "../io/gate.ts";
 import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
 import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../auth/caller.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
-import { PLACE_RETRY_AFTER_MS } from "../protocol/limits.ts";
+import { PLACE_RETRY_AFTER_MS } from "../protocol/admission-limits.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import { type Placed, placedCall, type Queued } from "./placed-call.ts";
+import type { CallerAsk } from "./caller-limits.ts";
 
 /** A provider action a caller asks for through a route. */
-export type ActionAsk<T> = {
+export type ActionAsk<T> = CallerAsk & {
   request: T;
-  caller: Caller;
-  requestId: string;
   /** Fires when the caller goes away. */
   signal: AbortSignal;
 };
@@ -45,6 +44,8 @@ export type ActionHost = {
   tokenHeaders(caller: Caller): SearchDeps["headersFor"];
   /** Keeps a health answer as the provider's last probe, as `/v1/status` shows it. */
   recordHealth(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth;
+  /** Drops a provider's cached answers everywhere (docs/envelope.md, "Cached answers"). */
+  invalidateCache?(name: string): Promise<void>;
 };
 
 /**
@@ -122,6 +123,8 @@ export async function runRefresh(
     (call) => host.client(spec).refresh(call),
   );
   if (placed.kind !== "called") return unplacedProblem("refresh", spec, placed, requestId);
+  // Whatever it answered, the provider may have changed its index: its cached answers go.
+  await host.invalidateCache?.(spec.name);
   const { result } = placed;
   switch (result.kind) {
     case "answer": {

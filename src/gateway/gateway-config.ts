@@ -18,6 +18,7 @@ import type { Settings } from "./settings.ts";
 import { type MiningConfig, resolveMining } from "./mining/mining-config.ts";
 import type { TraceSink } from "./mining/sink.ts";
 import type { SharedState } from "../state/shared-state.ts";
+import type { AnswerCache } from "../state/answer-cache.ts";
 import { MemoryState } from "../state/memory-state.ts";
 
 /**
@@ -38,6 +39,8 @@ export type Ports = {
   wallClock?: (() => number) | undefined;
   /** What this instance shares with the others (src/state); else its own memory. */
   state?: SharedState | undefined;
+  /** Where providers' answers are cached (Redis); else this instance's memory, when any is. */
+  answerCache?: AnswerCache | undefined;
   /** In-process adapters for the reserved names; a listed built-in without one is skipped as not_configured. */
   builtins?: Partial<Record<BuiltinName, SearchAdapter>> | undefined;
   /**
@@ -82,6 +85,8 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "st
   now: () => number;
   wallClock: () => number;
   state: SharedState;
+  /** The runtime's answer cache; null: one in memory, made when a provider caches. */
+  answerCache: AnswerCache | null;
   peerAddress: PeerAddress;
   /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
   mining: MiningConfig | null;
@@ -119,6 +124,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     now,
     wallClock,
     state: ports.state ?? new MemoryState({ now, wall: wallClock }),
+    answerCache: ports.answerCache ?? null,
     peerAddress: ports.peerAddress ?? (() => null),
     mining,
   };

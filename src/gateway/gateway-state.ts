@@ -5,7 +5,7 @@
 import type { SkipReason } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import { planSearch } from "../core/plan.ts";
+import { type Plan, planSearch } from "../core/plan.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import { type BreakerReads, Suspensions } from "./suspensions.ts";
 import { executePlan, type SearchDeps } from "../core/search.ts";
@@ -36,6 +36,11 @@ import { Background } from "./background.ts";
 import { clientFor, tokenHeaders, unavailableIn } from "./provider-clients.ts";
 import { considered, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
+import { AnswerCaching, unlessCached } from "./answer-caching.ts";
+
+/** caller-limits.ts, loaded with the first search a manifest's caller limits count. */
+let callerLimits: Promise<typeof import("./caller-limits.ts")> | null = null;
+const loadCallerLimits = () => (callerLimits ??= import("./caller-limits.ts"));
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
@@ -61,9 +66,12 @@ export class GatewayState {
   readonly #actions: ActionHost;
   /** Search traces (docs/envelope.md, "Mining"); null when no sink is configured. */
   readonly mining: MiningGate | null;
+  /** Providers' answers kept for `cache_ttl_seconds` (docs/envelope.md, "Cached answers"). */
+  readonly #caching: AnswerCaching;
 
   constructor(readonly config: ResolvedConfig) {
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
+    this.#caching = new AnswerCaching(config);
     this.#searches = new Slots(config.maxInflight);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
@@ -109,6 +117,7 @@ export class GatewayState {
       gate: (spec) => this.#gate(spec),
       tokenHeaders: (caller) => tokenHeaders(this.config, subjectOf(caller)),
       recordHealth: (name, answer) => this.#health.record(name, answer),
+      invalidateCache: (name) => this.#caching.invalidate(name),
     };
   }
 
@@ -123,11 +132,26 @@ export class GatewayState {
    * validated, so a slow or broken sender never holds a slot.
    */
   admit(ask: SearchAsk): Admission | Promise<Admission> {
+    // The cache's code is loaded with the first search that may use it.
+    const loading = this.#caching.ready();
+    if (loading !== null) return loading.then(() => this.admit(ask));
     const deps = this.#depsFor(ask.caller);
     // Suspensions left out: who may share a search must not change as providers come and go.
     const steady = planSearch(ask.request, deps);
     if (!steady.ok) return refused(steady.problem, ask.requestId);
-    const named = considered(this.config.manifest, steady.plan.decision);
+    const { plan } = steady;
+    if (this.config.manifest.caller_limits === undefined) return this.#admit(ask, deps, plan);
+    // Counted once planned, however it is answered: by providers, the cache or a flight.
+    return loadCallerLimits()
+      .then((limits) => limits.countSearch(this.config, ask, "search", plan.run))
+      .then((envelope) =>
+        envelope === null ? this.#admit(ask, deps, plan) : { ok: false, envelope }
+      );
+  }
+
+  /** Joins an identical search in flight, or reads the breakers and starts its own. */
+  #admit(ask: SearchAsk, deps: SearchDeps, plan: Plan): Admission | Promise<Admission> {
+    const named = considered(this.config.manifest, plan.decision);
     const key = searchIdentity(ask.request, ask.caller, named);
     const joined = this.#join(key, ask);
     if (joined !== null) return joined;
@@ -177,15 +201,23 @@ export class GatewayState {
       reads,
       (claim) => background.run(() => runProbe(this.#probes, claim)),
     );
+    const cache = this.#caching.hookFor(ask, (work) => background.run(work));
+    cache?.warm?.(plan.run);
     const runHere = (signal: AbortSignal, onAttempt: OnAttempt) =>
-      executePlan({ request, plan, deps, requestId, suspension, signal, onAttempt });
+      executePlan({ request, plan, deps, requestId, suspension, signal, onAttempt, cache });
+    const alone: StartFlight = (signal, onAttempt) => ({
+      joined: Promise.resolve(false),
+      result: runHere(signal, onAttempt),
+    });
     // Shared with other instances only when no result a token unlocked could reach the store.
     const start: StartFlight = shareable
-      ? sharedFlight(this.config.state, key, runHere, (work) => background.run(work))
-      : (signal, onAttempt) => ({
-        joined: Promise.resolve(false),
-        result: runHere(signal, onAttempt),
-      });
+      ? unlessCached(
+        cache,
+        plan.run,
+        sharedFlight(this.config.state, key, runHere, (work) => background.run(work)),
+        alone,
+      )
+      : alone;
     const flight: Flight = new Flight(plan.decision, start, () => {
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
     });
@@ -203,6 +235,13 @@ export class GatewayState {
 
   /** `POST /v1/expand`: the evidence behind a locator, from the one provider named. */
   async expand(ask: ActionAsk<ExpandAsk>): Promise<Envelope> {
+    if (this.config.manifest.caller_limits !== undefined) {
+      // An expand is a search as the caller's limits count, costing what a search of its provider does.
+      const named = this.config.manifest.providers.filter((p) => p.name === ask.request.provider);
+      const { countSearch } = await loadCallerLimits();
+      const limited = await countSearch(this.config, ask, "expand", named);
+      if (limited !== null) return limited;
+    }
     const { runExpand } = await loadActionRun();
     return await runExpand(this.#actions, ask);
   }

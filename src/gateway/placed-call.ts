@@ -16,7 +16,7 @@
  *   answer does not wait). The exchange port does not say when an aborted exchange's connection
  *   has closed; this hold stands in for it.
  */
-import { MIN_PLACE_TIME_SHARE, PLACE_HELD_AFTER_ABORT_MS } from "../protocol/limits.ts";
+import { MIN_PLACE_TIME_SHARE, PLACE_HELD_AFTER_ABORT_MS } from "../protocol/admission-limits.ts";
 import type { Gate, Release } from "../io/gate.ts";
 import { QueueWatch } from "../core/queue-watch.ts";
 import { AttemptAbort } from "../transport/attempt-abort.ts";

@@ -10,16 +10,12 @@ import type { SearchHooks } from "../core/search.ts";
 import type { CompletedSearch } from "../protocol/envelope-schema.ts";
 import { MINING_DISABLED, problemEnvelope } from "../envelope/build-envelope.ts";
 import { searchEnvelope } from "../envelope/search-envelope.ts";
-import type { Caller } from "../auth/caller.ts";
+import type { CallerAsk } from "./caller-limits.ts";
 import type { Flight } from "./flight.ts";
 import type { MiningGate } from "./mining/mining-gate.ts";
 
 /** A read and validated search request, and who asks. */
-export type SearchAsk = {
-  request: SearchRequest;
-  caller: Caller;
-  requestId: string;
-};
+export type SearchAsk = CallerAsk & { request: SearchRequest };
 
 /** Refused (the plan's problem, or overloaded) before any provider is contacted, or admitted. */
 export type Admission = { ok: false; envelope: Envelope } | { ok: true; search: AdmittedSearch };

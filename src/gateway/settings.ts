@@ -16,15 +16,19 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_INFLIGHT,
   DEFAULT_MAX_PROVIDERS,
+  HEARTBEAT_INTERVAL_MS,
+  MAX_SEARCH_BODY_BYTES,
+} from "../protocol/limits.ts";
+import {
+  MAX_BODIES_IN_READ_PER_CLIENT,
+  MAX_BODY_BYTES_IN_READ,
+} from "../protocol/admission-limits.ts";
+import {
   DEFAULT_TRACE_BACKLOG,
   DEFAULT_TRACE_FILE_MAX_BYTES,
   DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
-  HEARTBEAT_INTERVAL_MS,
-  MAX_BODIES_IN_READ_PER_CLIENT,
-  MAX_BODY_BYTES_IN_READ,
-  MAX_SEARCH_BODY_BYTES,
   MAX_TRACE_WEBHOOK_TIMEOUT_MS,
-} from "../protocol/limits.ts";
+} from "../protocol/trace-limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
 import {
   manifestRefusal,
@@ -43,6 +47,7 @@ import {
   text,
 } from "./env-values.ts";
 import { type StateVariables, stateVariables } from "./state-settings.ts";
+import { type CacheVariables, cacheVariables } from "./cache-settings.ts";
 
 /** Everything the environment configures, parsed, with the defaults applied. */
 export type EnvSettings = {
@@ -78,6 +83,8 @@ export type EnvSettings = {
   mining: MiningVariables;
   /** TRACEFETCH_STATE_*: the store instances share (docs/deploy.md, "Shared state"). */
   state: StateVariables;
+  /** TRACEFETCH_CACHE_*: the answer cache (docs/deploy.md, "The answer cache"). */
+  cache: CacheVariables;
   /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
   builtins: BuiltinKeys;
 };
@@ -227,6 +234,7 @@ function parseEnv(env: Env): EnvSettings {
       backlog: positive(env, "TRACEFETCH_TRACE_BACKLOG") ?? DEFAULT_TRACE_BACKLOG,
     },
     state: stateVariables(env),
+    cache: cacheVariables(env),
     builtins: builtinKeys(env, allowLoopback),
   };
 }

@@ -13,7 +13,7 @@
  * - An unknown peer (`app.request` in tests, a runtime that says nothing) is one shared client.
  */
 import type { MiddlewareHandler } from "hono";
-import { CLIENT_IPV6_PREFIX_BITS } from "../protocol/limits.ts";
+import { CLIENT_IPV6_PREFIX_BITS } from "../protocol/admission-limits.ts";
 import { type AddressRange, type IpBytes, parseIp } from "../gateway/env-values.ts";
 import type { PeerAddress } from "../gateway/gateway-config.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";

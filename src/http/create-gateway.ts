@@ -115,6 +115,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
     const admission = await state.admit({
       request: parsed.request,
       caller: c.get("caller"),
+      client: c.get("clientAddress"),
       requestId,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
@@ -167,6 +168,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       await run({
         request: parsed.request,
         caller: c.get("caller"),
+        client: c.get("clientAddress"),
         requestId,
         signal: c.req.raw.signal,
       }),

@@ -11,7 +11,7 @@
  *   once it has sent ever sees it.
  */
 import { concatBytes } from "../io/bounded-reader.ts";
-import { BODY_DRAIN_MS, MAX_DRAINED_BODY_BYTES } from "../protocol/limits.ts";
+import { BODY_DRAIN_MS, MAX_DRAINED_BODY_BYTES } from "../protocol/admission-limits.ts";
 
 export type BodyRefusal = "body_too_large" | "request_timeout" | "bad_request" | "overloaded";
 

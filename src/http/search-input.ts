@@ -43,6 +43,7 @@ export const GET_PARAMS: ReadonlyMap<string, string> = new Map([
   ["tier", "tier"],
   ["view", "view"],
   ["timeout_ms", "timeout_ms"],
+  ["max_age_seconds", "max_age_seconds"],
   ["domains", "filters.domains.include"],
   ["exclude_domains", "filters.domains.exclude"],
   ["published_after", "filters.published_after"],
@@ -89,7 +90,7 @@ export function requestFromQuery(url: URL): QueryRequest {
       input.providers = value === "" ? [] : value.split(",");
     } else if (field.startsWith("filters.")) {
       putFilter(input, field, value);
-    } else if (field === "limit" || field === "timeout_ms") {
+    } else if (field === "limit" || field === "timeout_ms" || field === "max_age_seconds") {
       input[field] = numberFromText(value);
     } else {
       input[field] = value;

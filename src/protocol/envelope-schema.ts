@@ -54,6 +54,10 @@ export const AttemptRecordSchema = v.strictObject({
   retry_after_ms: v.optional(Int),
   /** Present on success only: a failed attempt contributes nothing. */
   candidates: v.optional(v.array(CandidateSchema)),
+  /** Answered from the cache (docs/envelope.md, "Cached answers"): no provider was contacted. */
+  cached: v.optional(v.literal(true)),
+  /** With `cached`: how long ago the provider gave this answer. */
+  age_ms: v.optional(Int),
 });
 export type AttemptRecord = v.InferOutput<typeof AttemptRecordSchema>;
 
@@ -103,7 +107,11 @@ export const SearchResultSchema = v.strictObject({
   merged: v.optional(v.array(MergedEntrySchema)),
   candidates: v.optional(v.array(AttemptRecordSchema)),
   decision: DecisionSchema,
-  usage: v.strictObject({ cost_micros: Int }),
+  /**
+   * `cost_micros`: the providers actually called; `saved_cost_micros`, beside cached attempts:
+   * what they cost when they were asked.
+   */
+  usage: v.strictObject({ cost_micros: Int, saved_cost_micros: v.optional(Int) }),
   latency_ms: v.strictObject({ total: Int, providers: v.record(v.string(), Int) }),
   coverage: v.picklist(["complete", "degraded"]),
   warnings: v.array(v.string()),

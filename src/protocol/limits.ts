@@ -1,7 +1,8 @@
 /**
- * Every bound of the gateway, its CLI and its kit, each with the reason for its value. No other
- * file under src/ holds a literal limit: import it from here so a reviewer sees all of them in one
- * place. The example providers under providers/ stand for outside authors and keep their own
+ * Every bound of the gateway, its CLI and its kit, each with the reason for its value; those of
+ * one topic are beside this file (admission-limits.ts, state-limits.ts, trace-limits.ts). No other
+ * file under src/ holds a literal limit: import it from these, so a reviewer sees all of them in
+ * one place. The example providers under providers/ stand for outside authors and keep their own
  * bounds beside their code.
  */
 
@@ -98,6 +99,14 @@ export const HEALTH_TIMEOUT_MS = 5_000;
 /** A provider's own timeout in the manifest; 0 means declared but disabled. */
 export const MAX_PROVIDER_TIMEOUT_SECONDS = 300;
 export const DEFAULT_PROVIDER_TIMEOUT_SECONDS = 60;
+
+/**
+ * A provider's `cache_ttl_seconds` and a caller's `max_age_seconds`: at most a day, as an index a
+ * provider refreshes less often than daily is refreshed through `POST /v1/refresh`, which drops
+ * its cached answers at once (docs/envelope.md, "Cached answers").
+ */
+export const MAX_CACHE_TTL_SECONDS = 86_400;
+export const MAX_AGE_SECONDS = MAX_CACHE_TTL_SECONDS;
 
 /** Concurrent calls of one provider across all searches of this instance, unless the manifest says otherwise. */
 export const DEFAULT_PROVIDER_MAX_CONCURRENCY = 16;
@@ -270,95 +279,6 @@ export const MAX_MCP_TEXT_CHARS = 16_000;
 export const MAX_MCP_SNIPPET_CHARS = 200;
 
 /**
- * Traces waiting for their sink (`TRACEFETCH_TRACE_BACKLOG`): a minute of busy traffic rides out a
- * slow sink, and at MAX_TRACE_BYTES each the backlog stays a few MiB in the common case; past it
- * the oldest trace is dropped and counted.
- */
-export const DEFAULT_TRACE_BACKLOG = 1_000;
-
-/**
- * One trace, as JSON: a Workers Queue message holds at most 128 KB, and a search's merged list at
- * its 100-entry limit fits with room; a larger trace loses merged entries from the end and says so.
- */
-export const MAX_TRACE_BYTES = 64 * 1024;
-
-/** Traces written to a sink at once: a Workers Queue `sendBatch` takes at most 100 messages. */
-export const MAX_TRACE_BATCH = 100;
-
-/**
- * The JSON of one batch: under a Workers Queue batch's 256 KB, and a webhook body (the batch as a
- * JWS, a third larger in base64url) stays under 256 KiB.
- */
-export const MAX_TRACE_BATCH_BYTES = 180 * 1024;
-
-/**
- * A webhook must answer a batch within this (`TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS`): a collector
- * that only stores the body answers in milliseconds; one that does not is failing.
- */
-export const DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS = 5_000;
-
-/** The longest webhook timeout one may set: a drain must end within Workers' 30 s `waitUntil`. */
-export const MAX_TRACE_WEBHOOK_TIMEOUT_MS = 10_000;
-
-/**
- * A drain starts no new batch after this long; with the longest webhook timeout it ends within
- * Workers' 30 s `waitUntil`, and the next search's drain takes over.
- */
-export const TRACE_DRAIN_BUDGET_MS = 10_000;
-
-/** What is read of a webhook's answer: only its status matters, so a small body, then cancel. */
-export const MAX_TRACE_WEBHOOK_ANSWER_BYTES = 4_096;
-
-/**
- * After a sink fails, it is asked again no sooner than this: recovery shows within a second,
- * and a sink that is down costs one request a second, not one per search.
- */
-export const TRACE_SINK_RETRY_MS = 1_000;
-
-/**
- * The JSONL trace file is rotated once it would pass this (`TRACEFETCH_TRACE_FILE_MAX_BYTES`):
- * tens of thousands of traces, small enough to copy and replay whole.
- */
-export const DEFAULT_TRACE_FILE_MAX_BYTES = 64 * 1_048_576;
-
-/** Rotated trace files kept beside the current one (FILE.1 ... FILE.3): disk use stays bounded. */
-export const TRACE_FILES_KEPT = 3;
-
-/** The HMAC key of traces (`TRACEFETCH_TRACE_SECRET`): 256 bits, as HS256 asks (RFC 7518 section 3.2). */
-export const MIN_TRACE_SECRET_BYTES = 32;
-
-/** A sink failure's reason in `health`: enough for "webhook answered 503", never a body. */
-export const MAX_SINK_REASON_CHARS = 120;
-
-/** Rank-biased overlap's persistence in `tracefetch replay`: the top 10 carry about 86% of the weight. */
-export const REPLAY_RBO_P = 0.9;
-
-/** The depth of replay's overlap: what a person or an agent reads of a result list. */
-export const REPLAY_OVERLAP_DEPTH = 10;
-
-/**
- * A figure of `tracefetch replay --baseline` that falls by more than this (absolute, on a 0..1
- * scale) is a regression: above the noise of a few reordered ties, below any change worth having.
- */
-export const REPLAY_REGRESSION_THRESHOLD = 0.02;
-
-/**
- * A provider that succeeded when recorded and fails in more than this share of the replayed
- * searches makes `tracefetch replay` exit 2: a provider that is down (a refused connection) is not
- * a ranking result, and the figures beside it would mislead; a few failures are weather.
- */
-export const REPLAY_MAX_FAILING_SHARE = 0.5;
-
-/** Recorded searches replayed at once: enough to keep two cores busy, few enough to stay off any gate. */
-export const REPLAY_CONCURRENCY = 4;
-
-/** A trace file `tracefetch replay` reads whole: four full files at the default rotation size. */
-export const MAX_REPLAY_FILE_BYTES = 256 * 1_048_576;
-
-/** The changed searches `tracefetch replay` lists for a person, most changed first; --json has all. */
-export const REPLAY_LISTED_QUERIES = 20;
-
-/**
  * The gateway's own suspension probe (docs/protocol.md, "Suspension") answers within this, or
  * within the provider's timeout when that is shorter: the conformance check's timeout, which a
  * provider that passes it meets for its default query, and well inside the 30 s that Workers'
@@ -373,69 +293,6 @@ export const SUSPENSION_PROBE_TIMEOUT_MS = 10_000;
  * finds nothing for it.
  */
 export const DEFAULT_CONFORMANCE_QUERY = "search";
-
-/**
- * How long a call that our deadline (or the caller's departure) cut short, a search attempt, an
- * expand or a refresh, keeps its place under the provider's `max_concurrency` after it returned:
- * the runtime has torn the connection down by then, and this gives the close a head start on the
- * next call the place lets through, longer than the jitter between two packets on one path and
- * than a busy provider's event loop takes to notice a close. The gate keeps the place (src/io/
- * gate.ts), and gets it back even where a runtime drops a timer left after an answer (Workers).
- */
-export const PLACE_HELD_AFTER_ABORT_MS = 100;
-
-/**
- * An expand or refresh granted its place with less than this share of the provider's timeout
- * left gives the place back unused and answers `overloaded`: the provider could not answer in
- * what is left, and a request it is given no time for only costs it work.
- */
-export const MIN_PLACE_TIME_SHARE = 0.1;
-
-/**
- * `retry_after_ms` of an expand or refresh that found no place at its provider in time: a place
- * frees as soon as any one of the provider's calls ends, so the queue moves at the pace of its
- * calls, not of its timeout; like OVERLOADED_RETRY_AFTER_MS, about one call, where a wait of a
- * whole provider timeout would leave the provider idle.
- */
-export const PLACE_RETRY_AFTER_MS = 1_000;
-
-/**
- * Request bodies one client address may have in reading at once: an agent's parallel calls, or a
- * small office behind one NAT, fit with room; a client holding more slow bodies open than this
- * locks out only itself.
- */
-export const MAX_BODIES_IN_READ_PER_CLIENT = 32;
-
-/**
- * Bytes buffered across every request body being read, charged as they arrive and given back when
- * the read ends: 64 bodies at the 1 MiB cap, within what a 128 MB Workers isolate can spare beside
- * its searches. Slow senders cost what they sent, not a place each; a body that would pass this is
- * refused like a full gateway, 429 `overloaded`.
- */
-export const MAX_BODY_BYTES_IN_READ = 64 * 1_048_576;
-
-/**
- * A refused request body of at most this many bytes in all (over its cap, or over the bytes in
- * reading) is read to its end and dropped before the refusal is sent, never buffered: a socket
- * closed with bytes unread is reset by the kernel, and a client that reads only once it has sent
- * would get the reset instead of its 413. Half the cap again covers a body that is a little too
- * large (a 1 MiB document with its JSON around it); a larger one is cancelled once this much is
- * read, as reading it to its end would cost more than its sender's reset.
- */
-export const MAX_DRAINED_BODY_BYTES = MAX_REQUEST_BODY_BYTES + MAX_REQUEST_BODY_BYTES / 2;
-
-/**
- * How long the rest of a refused body is read and dropped, within the body's own deadline: the
- * at most 512 KiB still to come arrives in 2 s at about 2 Mbit/s; a slower sender is cut off.
- */
-export const BODY_DRAIN_MS = 2_000;
-
-/**
- * An IPv6 client counts by its first 64 bits: a subscriber is given at least a /64 and a host picks
- * any address in it at will (RFC 4941 temporary addresses), so a longer prefix would let one host
- * be countless clients.
- */
-export const CLIENT_IPV6_PREFIX_BITS = 64;
 
 /**
  * Terms one `stats` answer, and the collection statistics a search carries, hold at most: the
@@ -465,3 +322,32 @@ export const MAX_STATS_REQUEST_BYTES = MAX_PROVIDER_REQUEST_BYTES + MAX_STATS_TE
  * scores with its own.
  */
 export const STATS_ROUND_BUDGET_SHARE = 0.5;
+
+/**
+ * The window of `caller_limits.searches_per_minute`: a sliding log, so no burst at a minute's edge
+ * doubles the limit as a fixed window would.
+ */
+export const CALLER_SEARCH_WINDOW_MS = 60_000;
+
+/**
+ * The largest `caller_limits.searches_per_minute`: the log keeps one time per search admitted in
+ * the window, so this bounds a caller's stored log to about 14 KB; a caller above about 16 searches
+ * a second is a service, better given a token with no limit than a log this long.
+ */
+export const MAX_CALLER_SEARCHES_PER_MINUTE = 1_000;
+
+/** The window of `caller_limits.cost_micros_per_day`: any 24 hours, a sliding log. */
+export const CALLER_COST_WINDOW_MS = 86_400_000;
+
+/**
+ * A caller's cost log adds up what was admitted in each minute, one entry per minute: a day's log
+ * is then at most 1,440 entries however many searches it holds, and a cost leaves the count at
+ * most a minute late, never early, so no 24 hours ever hold more than the limit.
+ */
+export const CALLER_COST_BUCKET_MS = 60_000;
+
+/**
+ * The largest `caller_limits.cost_micros_per_day`: a million dollars a day in micros, past any
+ * budget one caller is given, and small enough that every sum stays an exact double in Lua too.
+ */
+export const MAX_CALLER_COST_MICROS_PER_DAY = 1_000_000_000_000;

@@ -10,6 +10,9 @@ import {
   DEFAULT_PROVIDER_MAX_CONCURRENCY,
   DEFAULT_PROVIDER_TIMEOUT_SECONDS,
   MAX_BINDING_CHARS,
+  MAX_CACHE_TTL_SECONDS,
+  MAX_CALLER_COST_MICROS_PER_DAY,
+  MAX_CALLER_SEARCHES_PER_MINUTE,
   MAX_ENDPOINT_CHARS,
   MAX_NAME_CHARS,
   MAX_PROVIDER_MAX_CONCURRENCY,
@@ -57,17 +60,39 @@ export const ProviderEntrySchema = v.strictObject({
     DEFAULT_PROVIDER_MAX_CONCURRENCY,
   ),
   auth: v.optional(ProviderAuth),
+  /** How long a successful answer may be served from the cache; 0: never cached. */
+  cache_ttl_seconds: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_CACHE_TTL_SECONDS)),
+    0,
+  ),
 });
 
 export const TierSchema = v.strictObject({
   cost_ceiling_micros: v.pipe(v.number(), v.integer(), v.minValue(0)),
 });
 
+/**
+ * What one caller may do (docs/envelope.md, "Caller limits"), on every instance together; a caller
+ * is a token's `sub`, else the client address. Each limit is optional: absent, unbounded.
+ */
+export const CallerLimitsSchema = v.strictObject({
+  /** Searches (expands included) in any 60 s, a sliding log. */
+  searches_per_minute: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CALLER_SEARCHES_PER_MINUTE)),
+  ),
+  /** The `cost_micros` searches' plans declare, in any 24 h. */
+  cost_micros_per_day: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CALLER_COST_MICROS_PER_DAY)),
+  ),
+});
+export type CallerLimits = v.InferOutput<typeof CallerLimitsSchema>;
+
 export const ManifestSchema = v.strictObject({
   schema_version: v.literal(MANIFEST_VERSION),
   providers: v.array(ProviderEntrySchema),
   tiers: v.optional(v.record(Name, TierSchema)),
   default_tier: v.optional(Name),
+  caller_limits: v.optional(CallerLimitsSchema),
 });
 
 type ParsedEntry = v.InferOutput<typeof ProviderEntrySchema>;
@@ -85,4 +110,6 @@ export type Manifest = {
   providers: ProviderSpec[];
   tiers: Record<string, { cost_ceiling_micros: number }>;
   default_tier: string | null;
+  /** Absent: no caller is limited. */
+  caller_limits?: CallerLimits;
 };

@@ -21,6 +21,7 @@ import {
 import {
   DEFAULT_LIMIT,
   DEFAULT_TIMEOUT_MS,
+  MAX_AGE_SECONDS,
   MAX_FILTER_DOMAINS,
   MAX_IDENTIFIER_CHARS,
   MAX_LIMIT,
@@ -55,6 +56,10 @@ export const SearchRequestSchema = v.strictObject({
   ),
   /** Domain and date filters, applied to every candidate (docs/envelope.md, "Filters"). */
   filters: v.optional(SearchFiltersSchema),
+  /** The oldest cached answer the caller accepts; 0: ask the providers (docs/envelope.md). */
+  max_age_seconds: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_AGE_SECONDS)),
+  ),
 });
 
 export type SearchRequest = {
@@ -67,6 +72,8 @@ export type SearchRequest = {
   timeout_ms: number;
   /** Present only when the request filters something (an empty filters object is no filter). */
   filters?: SearchFilters;
+  /** Present only when given: absent, any answer the cache still holds will do. */
+  max_age_seconds?: number;
 };
 
 export type RequestProblem = { code: EnvelopeCode; message: string; field?: string };
@@ -129,6 +136,7 @@ export function parseSearchRequest(input: unknown): ParsedSearchRequest {
       view: r.view ?? "full",
       timeout_ms: r.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       ...(filters === null ? {} : { filters }),
+      ...(r.max_age_seconds === undefined ? {} : { max_age_seconds: r.max_age_seconds }),
     },
   };
 }
@@ -283,6 +291,14 @@ function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number 
       code: "timeout_out_of_range",
       field,
       message: `timeout_ms must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`,
+    };
+  }
+  if (field === "max_age_seconds" && numeric) {
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message: `max_age_seconds must be an integer from 0 to ${MAX_AGE_SECONDS}`,
     };
   }
   if (field.startsWith("filters.domains.") && field === path && issue.type === "min_length") {

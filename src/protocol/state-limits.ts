@@ -118,3 +118,52 @@ export const FLIGHT_SWEEP_MS = 60_000;
  * later reads `orphaned` and runs the search itself.
  */
 export const FLIGHT_ENDED_KEEP_MS = 5_000;
+
+/**
+ * The Durable Objects the callers' search logs are spread over, one chosen by the caller's digest:
+ * one object serves about a thousand calls a second, so 32 carry tens of thousands of searches a
+ * second, while each holds many callers and one alarm sweeps them all.
+ */
+export const CALLER_SHARDS = 32;
+
+/**
+ * Callers whose search logs one instance keeps in memory (without a shared store, or while it
+ * fails): beyond it the caller idle longest is forgotten first, so an address sweep costs memory
+ * bounded by this, at the price of that caller's log starting afresh.
+ */
+export const MAX_MEMORY_CALLERS = 100_000;
+
+/**
+ * The largest answer the cache keeps, as JSON: a provider's answer is at most 2,000,000 bytes as
+ * sent, but one this large after sanitising would evict hundreds of ordinary ones, and a Redis
+ * value this size costs its round trip more than asking the provider saves.
+ */
+export const MAX_CACHED_ANSWER_BYTES = 256 * 1024;
+
+/**
+ * TRACEFETCH_CACHE_MAX_BYTES's default: what one instance's memory holds of cached answers (an
+ * LRU), small beside the in-flight searches' byte budgets (64 of 16 MB each at worst).
+ */
+export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How long a provider's cache generation lives in the store after its last write or refresh:
+ * longer than any entry may (MAX_CACHE_TTL_SECONDS), so a generation never lapses under a live
+ * entry; one that lapses or is evicted only makes the entries under it unreachable.
+ */
+export const CACHE_GENERATION_TTL_MS = 2 * 86_400_000;
+
+/**
+ * What one provider's cache object (`cache:<provider>`, a Durable Object on Workers) keeps of its
+ * answers, as UTF-8 bytes of their JSON: past it the answer stored longest ago is deleted first.
+ * Sixty-four of the largest answers (MAX_CACHED_ANSWER_BYTES), thousands of ordinary ones; an
+ * object reads all of it once when it wakes (its index is rebuilt in memory), which at this size
+ * takes milliseconds, and a provider's cache costs at most this much of stored data.
+ */
+export const MAX_CACHE_OBJECT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * How many answers one provider's cache object keeps: its in-memory index holds a small record per
+ * answer, and with tiny answers the byte bound alone would let it grow to hundreds of thousands.
+ */
+export const MAX_CACHE_OBJECT_ENTRIES = 4_096;

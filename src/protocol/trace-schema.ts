@@ -46,6 +46,8 @@ export const TraceSchema = v.strictObject({
     latency_ms: Int,
     candidate_count: Int,
     cost_micros: Int,
+    /** Answered from the cache: the provider was not contacted. */
+    cached: v.optional(v.literal(true)),
   })),
   /**
    * The merged list in rank order: `locator` when a public provider found it (or with

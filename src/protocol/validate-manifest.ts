@@ -8,6 +8,7 @@ import { MAX_ECHOED_SETTING_CHARS, MAX_MANIFEST_BYTES } from "./limits.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import {
   BINDING_PATTERN,
+  CallerLimitsSchema,
   type Manifest,
   ManifestSchema,
   NAME_PATTERN,
@@ -132,7 +133,10 @@ export function validateManifest(input: unknown, options: ManifestOptions): Mani
     });
   }
   if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, manifest: { providers, tiers, default_tier: defaultTier } };
+  const limits = parsed.output.caller_limits;
+  const manifest: Manifest = { providers, tiers, default_tier: defaultTier };
+  if (limits !== undefined) manifest.caller_limits = limits;
+  return { ok: true, manifest };
 }
 
 function fail(field: string, message: string): ManifestResult {
@@ -174,6 +178,7 @@ function knownFields(path: readonly PathItem[]): readonly string[] {
   }
   if (parents[0] === "providers" && parents[2] === "auth") return ["type", "secret"];
   if (parents[0] === "tiers" && parents.length === 2) return Object.keys(TierSchema.entries);
+  if (parents[0] === "caller_limits") return Object.keys(CallerLimitsSchema.entries);
   return [];
 }
 

@@ -4,6 +4,7 @@
  * default when none is given), the workspace built-in over docs/, and the gateway served. Each
  * runtime passes only its way of listening and its ports.
  */
+import { createHmac } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts";
@@ -23,6 +24,7 @@ import {
 } from "../gateway/start-problems.ts";
 import { openTraceFile } from "./trace-file-sink.ts";
 import { requireStateSecret, type StateVariables } from "../gateway/state-settings.ts";
+import type { CacheVariables } from "../gateway/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
 import type { SharedState } from "../state/shared-state.ts";
 
@@ -81,8 +83,10 @@ export async function launch(
     );
     const warnings: string[] = [];
     const state = await sharedState(settings.state);
+    const answerCache = await redisCache(settings.state, settings.cache);
     const app = createGateway(settings, {
       state,
+      answerCache,
       ...ports,
       builtins: { workspace, ...await remoteBuiltins(settings.builtins, ports.fetch) },
       // On unless TRACEFETCH_API_DOCS says off: the viewer is read from node_modules on first use.
@@ -108,6 +112,7 @@ export async function launch(
       close: async () => {
         await gateway.close();
         await state?.close();
+        await answerCache?.close();
         await embedded?.close();
       },
     };
@@ -130,6 +135,29 @@ async function sharedState(variables: StateVariables): Promise<SharedState | und
     secret: requireStateSecret(variables, "TRACEFETCH_STATE_URL"),
     now: () => performance.now(),
     wall: () => Date.now(),
+  });
+}
+
+/**
+ * The Redis that keeps public providers' answers: TRACEFETCH_CACHE_URL, else the state's; undefined
+ * without either, when each instance caches in its own memory.
+ */
+async function redisCache(state: StateVariables, cache: CacheVariables) {
+  const url = cache.url ?? state.url;
+  if (url === null) return undefined;
+  const { RedisAnswerCache } = await import("../state/redis-cache.ts");
+  const secret = requireStateSecret(
+    state,
+    cache.url === null ? "TRACEFETCH_STATE_URL" : "TRACEFETCH_CACHE_URL",
+  );
+  return new RedisAnswerCache({
+    url,
+    prefix: state.prefix,
+    secret,
+    hmac: (identity) => createHmac("sha256", secret).update(identity).digest("hex"),
+    timeoutMs: state.timeoutMs,
+    maxBytes: cache.maxBytes,
+    now: () => performance.now(),
   });
 }
 

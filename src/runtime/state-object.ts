@@ -2,12 +2,15 @@
  * GatewayStateObject: the SQLite-backed Durable Object class of the TRACEFETCH_STATE namespace,
  * the store DurableStore (src/state/durable-state.ts) calls by RPC. Sharded by name: an object
  * named `provider:<name>` keeps that provider's breaker, probe results and probe leases; one named
- * `flight:<digest>` keeps that flight's lease, its waited marker and its events. Times are this
- * object's clock (Date.now()), the store's clock of the state contract.
+ * `flight:<digest>` keeps that flight's lease, its waited marker and its events; one named
+ * `callers:<n>` keeps the search logs of the callers whose digests fall on that shard; one named
+ * `cache:<provider>` keeps that provider's cached answers (src/state/cache-object.ts, its own
+ * module). Times are this object's clock (Date.now()), the store's clock of the state contract.
  *
  * Storage (the synchronous key-value API): `breaker` {breaker, keep}; `probe:<kind>` {value,
  * storedAt, expires}; `lease:<kind>` its end; `flight` {id, until, waited}; `event:<index>` one
- * published event of the flight holding `flight`, the index zero-padded so keys sort as indexes.
+ * published event of the flight holding `flight`, the index zero-padded so keys sort as indexes;
+ * `caller:<digest>` {log, until} one caller's search log, garbage once `until` passed.
  *
  * Invariants:
  * - A step reads, decides and writes with no await in between: an object runs one call at a time
@@ -22,6 +25,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Breaker, type BreakerEvent, breakerStep } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { LogAsk, LogVerdict, SearchLog } from "../core/search-log.ts";
 import {
   FLIGHT_ENDED_KEEP_MS,
   FLIGHT_READ_WAIT_MS,
@@ -29,19 +33,27 @@ import {
   STORED_BREAKER_IDLE_MS,
 } from "../protocol/state-limits.ts";
 import type { StateObjectRpc } from "../state/durable-state.ts";
+import type { CacheAsk, CacheReply } from "../state/cache-object.ts";
 import type { FlightProgress, ProbeKind, ProbeRecord } from "../state/state-store.ts";
 
 type StoredBreaker = { breaker: Breaker; keep: number };
 type StoredProbe = ProbeRecord & { expires: number };
 type Flight = { id: string; until: number; waited: boolean };
+type StoredLog = { log: SearchLog; until: number };
 
 const BREAKER = "breaker";
 const PROBE = "probe:";
 const LEASE = "lease:";
 const FLIGHT = "flight";
 const EVENT = "event:";
+const CALLER = "caller:";
 /** Digits of an event's index in its key: more than any flight publishes. */
 const INDEX_DIGITS = 8;
+
+/** search-log.ts, loaded with the first caller's search this object logs: its own module. */
+let searchLog: Promise<typeof import("../core/search-log.ts")> | null = null;
+/** cache-object.ts, loaded with a provider cache's first call: the main module carries none of it. */
+let answerCache: Promise<typeof import("../state/cache-object.ts")> | null = null;
 
 const eventKey = (index: number) => `${EVENT}${String(index).padStart(INDEX_DIGITS, "0")}`;
 
@@ -178,9 +190,31 @@ export class GatewayStateObject extends DurableObject implements StateObjectRpc 
     }
   }
 
+  async logSearch(key: string, ask: LogAsk): Promise<LogVerdict> {
+    const { EMPTY_LOG, logUntil, searchLogStep } = await (searchLog ??= import(
+      "../core/search-log.ts"
+    ));
+    // Read, step and write with no await in between, as every step here.
+    const now = Date.now();
+    const before = this.#kv.get<StoredLog>(CALLER + key)?.log ?? EMPTY_LOG;
+    const { log, verdict } = searchLogStep(before, now, ask);
+    // A refusal writes nothing: rows written are what storage bills.
+    if (!verdict.admitted) return verdict;
+    const until = logUntil(log, ask);
+    this.#kv.put(CALLER + key, { log, until } satisfies StoredLog);
+    await this.#sweepBy(until);
+    return verdict;
+  }
+
+  /** A provider's answer cache (`cache:<provider>`): one step of cache-object.ts. */
+  async answers(ask: CacheAsk): Promise<CacheReply> {
+    return (await (answerCache ??= import("../state/cache-object.ts"))).cacheStep(this.ctx, ask);
+  }
+
   /**
    * The backstop, and garbage collection: deletes a flight whose lease lapsed, and what lapsed of a
-   * provider's state; comes back when what is left will have lapsed.
+   * provider's state, of callers' logs or of cached answers; comes back when what is left will have
+   * lapsed (an answer stored meanwhile may bring it sooner, cache-object.ts).
    */
   async alarm(): Promise<void> {
     const now = Date.now();
@@ -267,10 +301,13 @@ export class GatewayStateObject extends DurableObject implements StateObjectRpc 
   }
 }
 
-/** When a provider's stored entry is garbage; anything else is garbage at once. */
+/**
+ * When a provider's stored entry or a caller's log is garbage. Anything else names its own end: a
+ * probe answer, a cached answer or a cache's generation (cache-object.ts); else it is at once.
+ */
 function lapsesAt(key: string, value: unknown): number {
   if (key === BREAKER) return (value as StoredBreaker).keep;
-  if (key.startsWith(PROBE)) return (value as StoredProbe).expires;
   if (key.startsWith(LEASE)) return value as number;
-  return 0;
+  if (key.startsWith(CALLER)) return (value as StoredLog).until;
+  return (value as Partial<StoredProbe>).expires ?? 0;
 }

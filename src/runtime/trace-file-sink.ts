@@ -6,7 +6,7 @@
  */
 import { appendFile, open, rename, rm } from "node:fs/promises";
 import { ConfigError } from "../protocol/config-error.ts";
-import { TRACE_FILES_KEPT } from "../protocol/limits.ts";
+import { TRACE_FILES_KEPT } from "../protocol/trace-limits.ts";
 import { fileErrorCode } from "../gateway/start-problems.ts";
 import { SinkError, type TraceSink } from "../gateway/mining/sink.ts";
 

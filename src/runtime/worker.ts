@@ -10,8 +10,8 @@ import bundledManifest from "tracefetch:bundled-manifest";
 import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
 import { problemResponse } from "../http/respond.ts";
-import { readSettings } from "../gateway/settings.ts";
-import { requireStateSecret, type StateVariables } from "../gateway/state-settings.ts";
+import { type EnvSettings, readSettings } from "../gateway/settings.ts";
+import { requireStateSecret } from "../gateway/state-settings.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { remoteBuiltins } from "../gateway/remote-builtins.ts";
 import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
@@ -66,7 +66,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),
-        state: await sharedStateFor(bindings, read.env.state),
+        ...await sharedStateFor(bindings, read.env),
       }),
     };
   } catch (error) {
@@ -96,29 +96,35 @@ async function queueSinkFor(name: string | null, bindings: Bindings) {
 }
 
 /**
- * The state shared through the TRACEFETCH_STATE Durable Object namespace, or undefined (this
- * isolate's memory) without the binding; the adapter's code is a module of its own, loaded only
- * when the binding is there.
+ * The state and the answer cache shared through the TRACEFETCH_STATE Durable Object namespace, or
+ * neither (this isolate's memory) without the binding; the adapters' code is a module of its own,
+ * loaded only when the binding is there.
  */
-async function sharedStateFor(bindings: Bindings, variables: StateVariables) {
+async function sharedStateFor(bindings: Bindings, { state: variables, cache }: EnvSettings) {
   const binding = bindings.TRACEFETCH_STATE;
-  if (binding === undefined) return undefined;
+  if (binding === undefined) return {};
   const secret = requireStateSecret(variables, "the TRACEFETCH_STATE binding");
-  const [{ DurableStore, isStateNamespace }, { GuardedState }] = await Promise.all([
+  const [durable, { GuardedState }] = await Promise.all([
     import("../state/durable-state.ts"),
     import("../state/guarded-state.ts"),
   ]);
-  if (!isStateNamespace(binding)) {
+  if (!durable.isStateNamespace(binding)) {
     throw new ConfigError(
       "TRACEFETCH_STATE must be a Durable Object namespace binding of the GatewayStateObject class (wrangler.toml, [[durable_objects.bindings]]), not a var or secret",
     );
   }
-  return new GuardedState(new DurableStore(binding), {
-    timeoutMs: variables.timeoutMs,
-    secret,
-    now: () => performance.now(),
-    wall: () => Date.now(),
-  });
+  const { timeoutMs } = variables;
+  const now = () => performance.now();
+  return {
+    state: new GuardedState(new durable.DurableStore(binding), {
+      timeoutMs,
+      secret,
+      now,
+      wall: Date.now,
+    }),
+    // Public providers' answers in `cache:<provider>` objects; the others in this isolate only.
+    answerCache: new durable.DurableAnswerCache(binding, { ...cache, secret, timeoutMs, now }),
+  };
 }
 
 function answer(

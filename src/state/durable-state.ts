@@ -3,7 +3,10 @@
  * the TRACEFETCH_STATE namespace (GatewayStateObject, src/runtime/state-object.ts) and called by
  * RPC. Sharded by name, never one global object: `provider:<name>` keeps one provider's breaker,
  * probe results and probe leases; `flight:<key>` (the HMAC digest GuardedState made) keeps one
- * flight. The binding is typed by what this file calls, so it imports nothing from the runtime.
+ * flight; `callers:<n>`, one of CALLER_SHARDS chosen by the caller's digest, keeps the search logs
+ * of the callers whose digests fall on it; `cache:<provider>` keeps one provider's cached answers
+ * (DurableAnswerCache, durable-cache.ts, re-exported here). The binding is typed by what this file
+ * calls, so it imports nothing from the runtime.
  *
  * Invariants:
  * - Every step runs inside the object that owns its key, at that object's clock: atomic across
@@ -18,6 +21,9 @@
  */
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { LogAsk, LogVerdict } from "../core/search-log.ts";
+import { CALLER_SHARDS } from "../protocol/state-limits.ts";
+import type { CacheAsk, CacheReply } from "./cache-object.ts";
 import {
   type FlightProgress,
   type ProbeKind,
@@ -25,6 +31,9 @@ import {
   type StateStore,
   StoreFailure,
 } from "./state-store.ts";
+
+// The answer cache's adapter, over the same namespace: loaded by the same import on Workers.
+export { DurableAnswerCache } from "./durable-cache.ts";
 
 /** What an RPC method gives back: a stub's call is a promise, the object's own may be a value. */
 type Rpc<T> = T | Promise<T>;
@@ -48,6 +57,10 @@ export interface StateObjectRpc {
   endFlight(id: string, leaseMs: number): Rpc<boolean>;
   dropFlight(id: string): Rpc<void>;
   readFlight(id: string, from: number, waitMs: number): Rpc<FlightProgress>;
+  /** A caller shard's: one step of the search log of caller digest `key`. */
+  logSearch(key: string, ask: LogAsk): Rpc<LogVerdict>;
+  /** A provider's answer cache's (`cache:<provider>`, durable-cache.ts): one step of it. */
+  answers(ask: CacheAsk): Rpc<CacheReply>;
 }
 
 /** The TRACEFETCH_STATE binding, as far as this store uses it. */
@@ -149,6 +162,16 @@ export class DurableStore implements StateStore {
       "readFlight",
       signal,
       () => this.#flight(key).readFlight(id, from, waitMs),
+    );
+  }
+
+  logSearch(key: string, ask: LogAsk, signal: AbortSignal) {
+    // The digest is an HMAC, uniform in its bits: its first 32 spread callers evenly.
+    const shard = parseInt(key.slice(0, 8), 16) % CALLER_SHARDS;
+    return this.#call(
+      "logSearch",
+      signal,
+      () => this.#object(`callers:${shard}`).logSearch(key, asJson(ask)),
     );
   }
 

@@ -12,6 +12,7 @@
  */
 import type { BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { LogAsk, LogVerdict } from "../core/search-log.ts";
 import { FLIGHT_LEASE_MS, MAX_MIRROR_AGE_MS, STORE_RETRY_MS } from "../protocol/state-limits.ts";
 import { MemoryState } from "./memory-state.ts";
 import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
@@ -190,6 +191,15 @@ export class GuardedState implements SharedState, StoreGuard {
         return lead.role.end(last);
       },
     };
+  }
+
+  /** A caller's search log, kept under the HMAC of the caller: a store never reads who it is. */
+  async logSearch(caller: string, ask: LogAsk): Promise<LogVerdict> {
+    const key = await this.#digest(`caller:${caller}`);
+    return await this.guard(
+      (signal) => this.store.logSearch(key, ask, signal),
+      () => this.#local.logSearch(caller, ask),
+    );
   }
 
   /** Stops renewing every flight this instance leads, and lets go of the store. */

@@ -6,9 +6,14 @@
  */
 import { type Breaker, type BreakerEvent, breakerStep } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { LogAsk, LogVerdict, SearchLog } from "../core/search-log.ts";
+import { MAX_MEMORY_CALLERS } from "../protocol/state-limits.ts";
 import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
 import type { FlightRole, SharedState } from "./shared-state.ts";
 import type { ProbeKind, ProbeRecord } from "./state-store.ts";
+
+/** search-log.ts, loaded with the first search a caller limit counts: on the Worker, its own module. */
+let searchLog: Promise<typeof import("../core/search-log.ts")> | null = null;
 
 export type MemoryClocks = {
   /** The gateway's monotonic clock, for suspensions and TTLs. */
@@ -22,6 +27,8 @@ export class MemoryState implements SharedState {
   readonly #breakers = new Map<string, Breaker>();
   readonly #probes = new Map<string, ProbeRecord & { expires: number }>();
   readonly #leases = new Map<string, number>();
+  /** Callers' search logs, the one used longest ago first (each use moves a caller last). */
+  readonly #logs = new Map<string, { log: SearchLog; until: number }>();
 
   constructor(private readonly clocks: MemoryClocks) {}
 
@@ -77,6 +84,24 @@ export class MemoryState implements SharedState {
   /** An instance's own flights are coalesced in its own memory (src/gateway/flight.ts). */
   flight(_key: string): Promise<FlightRole | null> {
     return Promise.resolve(null);
+  }
+
+  async logSearch(caller: string, ask: LogAsk): Promise<LogVerdict> {
+    const { EMPTY_LOG, logUntil, searchLogStep } = await (searchLog ??= import(
+      "../core/search-log.ts"
+    ));
+    // From here to the end, no await: the step is atomic among this instance's searches.
+    const now = this.clocks.now();
+    // Logs whose every time left its window are forgotten, oldest use first.
+    for (const [key, log] of this.#logs) {
+      if (log.until > now && this.#logs.size < MAX_MEMORY_CALLERS) break;
+      this.#logs.delete(key);
+    }
+    const { log, verdict } = searchLogStep(this.#logs.get(caller)?.log ?? EMPTY_LOG, now, ask);
+    this.#logs.delete(caller);
+    const until = logUntil(log, ask);
+    if (until > now) this.#logs.set(caller, { log, until });
+    return verdict;
   }
 
   close(): Promise<void> {

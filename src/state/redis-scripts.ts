@@ -22,6 +22,7 @@ import {
 } from "../protocol/limits.ts";
 import { STORED_BREAKER_IDLE_MS } from "../protocol/state-limits.ts";
 import { StoreFailure } from "./state-store.ts";
+import { LOG_SEARCH_SCRIPT } from "./redis-log-script.ts";
 
 /** The store's time in milliseconds, and numbers written so that they read back exactly. */
 const PRELUDE = `
@@ -259,6 +260,7 @@ elseif redis.call('GET', KEYS[1]) == ARGV[1] then state = 'running' end
 table.insert(out, 1, state)
 return out
 `,
+  tracefetchLogSearch: LOG_SEARCH_SCRIPT,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

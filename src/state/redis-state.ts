@@ -9,6 +9,8 @@
  *   `lease:<kind>:<provider>`: the probe lease (SET NX PX).
  * - `flight:<key>`: the lease, holding the leader's id; `flight:<key>:<id>:waited`, `:events` (a
  *   list of JSON texts) and `:ended`: kept with the lease, and FLIGHT_LEASE_MS after the end.
+ * - `caller:<digest>`: a caller's search log (a sorted set of times), and `caller:<digest>:cost`
+ *   its cost by the minute (a hash), each for its window past the last search it counts.
  *
  * Invariants:
  * - Every key carries a TTL; none is read as a clock.
@@ -22,6 +24,8 @@
 import { Redis } from "ioredis";
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import { CALLER_COST_BUCKET_MS } from "../protocol/limits.ts";
+import type { LogAsk, LogVerdict } from "../core/search-log.ts";
 import {
   FLIGHT_LEASE_MS,
   REDIS_COMMAND_TIMEOUT_MS,
@@ -178,6 +182,24 @@ export class RedisStore implements StateStore {
     const [state, ...events] = reply as unknown[];
     if (state !== "running" && state !== "ended" && state !== "orphaned") throw unreadable();
     return { events: events.map(parse), state };
+  }
+
+  async logSearch(key: string, { searches, cost }: LogAsk): Promise<LogVerdict> {
+    const log = `${this.prefix}caller:${key}`;
+    const reply = await this.#script("tracefetchLogSearch", [log, `${log}:cost`], [
+      searches?.limit ?? 0,
+      px(searches?.windowMs ?? 1),
+      crypto.randomUUID(),
+      cost?.limit ?? 0,
+      px(cost?.windowMs ?? 1),
+      cost?.micros ?? 0,
+      CALLER_COST_BUCKET_MS,
+    ]);
+    if (!Array.isArray(reply) || typeof reply[1] !== "number") throw unreadable();
+    if (reply[0] === 1) return { admitted: true };
+    const limit = reply[2];
+    if (limit !== "searches_per_minute" && limit !== "cost_micros_per_day") throw unreadable();
+    return { admitted: false, limit, retryAfterMs: reply[1] };
   }
 
   /** Says QUIT when connected, waiting at most REDIS_QUIT_MS, then drops the connection. */

@@ -7,6 +7,7 @@
  */
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { LogAsk, LogVerdict } from "../core/search-log.ts";
 import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
 import type { ProbeKind, ProbeRecord } from "./state-store.ts";
 
@@ -53,6 +54,13 @@ export interface SharedState {
    * leads it, or follows the instance that does. Null: not shared (memory, or a store that failed).
    */
   flight(key: string): Promise<FlightRole | null>;
+
+  /**
+   * Logs one search of `caller` (src/core/search-log.ts) when every limit `ask` names admits it,
+   * counting what every instance logged; else refuses it with the wait. The caller (a token's
+   * `sub` or a client address) reaches a store only as its HMAC digest.
+   */
+  logSearch(caller: string, ask: LogAsk): Promise<LogVerdict>;
 
   /** Lets go of the store's connections. */
   close(): Promise<void>;

@@ -12,6 +12,7 @@
  */
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
+import type { LogAsk, LogVerdict } from "../core/search-log.ts";
 
 export type ProbeKind = "describe" | "health";
 /** A describe or health answer shared by every caller and instance, with when it was stored. */
@@ -113,6 +114,9 @@ export interface StateStore {
     waitMs: number,
     signal: AbortSignal,
   ): Promise<FlightProgress>;
+
+  /** One step of the search log of caller digest `key`, atomic across instances, at the store's time. */
+  logSearch(key: string, ask: LogAsk, signal: AbortSignal): Promise<LogVerdict>;
 
   /** Lets go of the store's connections. */
   close(): Promise<void>;

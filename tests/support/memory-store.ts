@@ -6,6 +6,12 @@
 import { type Breaker, breakerStep } from "../../src/core/breaker.ts";
 import type { BreakerRead } from "../../src/core/suspension.ts";
 import {
+  EMPTY_LOG,
+  type LogAsk,
+  type SearchLog,
+  searchLogStep,
+} from "../../src/core/search-log.ts";
+import {
   type FlightProgress,
   type ProbeKind,
   type ProbeRecord,
@@ -23,6 +29,9 @@ export class MemoryStore implements StateStore {
   readonly #leases = new Map<string, number>();
   readonly #flights = new Map<string, Flight>();
   readonly #events = new Map<string, Events>();
+  readonly #logs = new Map<string, SearchLog>();
+  /** Every caller key a search log was kept under, as the store received it. */
+  readonly logKeys: string[] = [];
   /** What every call does now: answer, fail at once, or never answer. */
   mode: "up" | "down" | "hang" = "up";
   calls = 0;
@@ -161,6 +170,15 @@ export class MemoryStore implements StateStore {
       if (kept?.ended) return { events, state: "ended" as const };
       const held = this.#held(key);
       return { events, state: held?.lease === id ? "running" as const : "orphaned" as const };
+    });
+  }
+
+  logSearch(key: string, ask: LogAsk) {
+    return this.#call(() => {
+      this.logKeys.push(key);
+      const { log, verdict } = searchLogStep(this.#logs.get(key) ?? EMPTY_LOG, this.#now(), ask);
+      this.#logs.set(key, log);
+      return verdict;
     });
   }
 

@@ -143,3 +143,55 @@ export async function sharedStateOf(instance: Instance) {
     fallbacks: number;
   };
 }
+
+/** The caller limit the two-instance runs set: `caller_limits.searches_per_minute`. */
+export const SEARCHES_PER_MINUTE = 20;
+
+/**
+ * 60 distinct concurrent searches from one client, alternating between the instances, whose
+ * manifest sets `caller_limits.searches_per_minute` to SEARCHES_PER_MINUTE: how many passed and
+ * how many were refused, each refusal checked (429 `rate_limited`, action `retry`, a retry time
+ * within the minute in the envelope and in Retry-After, a message naming the caller's own limit).
+ * Status, the page and the JWKS, asked afterwards, are not refused.
+ */
+export async function callerLimitBurst(
+  pair: Pair,
+  provider: string,
+): Promise<{ passed: number; refused: number }> {
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, async (_, i) => {
+      const res = await (i % 2 === 0 ? pair.a : pair.b)(
+        `/v1/search?q=limited${i}&providers=${provider}`,
+      );
+      return {
+        status: res.status,
+        retryAfter: res.headers.get("retry-after"),
+        body: await res.json(),
+      };
+    }),
+  );
+  let passed = 0;
+  let refused = 0;
+  for (const { status, retryAfter, body } of answers) {
+    if (status === 200) {
+      passed++;
+      continue;
+    }
+    refused++;
+    assert.equal(status, 429);
+    assert.equal(body.code, "rate_limited");
+    assert.equal(body.action, "retry");
+    const wait = body.retry_after_ms;
+    assert.ok(Number.isInteger(wait) && wait > 0 && wait <= 60_000, `retry_after_ms ${wait}`);
+    assert.equal(retryAfter, String(Math.ceil(wait / 1000)));
+    assert.match(body.error.message, /your own limit of 20 searches a minute/);
+  }
+  for (const path of ["/v1/status", "/", "/.well-known/jwks.json"]) {
+    for (const instance of [pair.a, pair.b]) {
+      const res = await instance(path);
+      await res.body?.cancel();
+      assert.notEqual(res.status, 429, `${path} is never limited`);
+    }
+  }
+  return { passed, refused };
+}

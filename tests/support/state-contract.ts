@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { BreakerEffect, BreakerEvent } from "../../src/core/breaker.ts";
 import type { FlightEvent, SharedState } from "../../src/state/shared-state.ts";
+import { searchLogCases } from "./search-log-contract.ts";
 
 export type StateWorld = {
   a: SharedState;
@@ -249,5 +250,7 @@ export function stateContract(factory: StateFactory): void {
         await fresh2.close();
       }
     });
+
+    searchLogCases(() => world);
   });
 }

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Miniflare } from "miniflare";
-import { MAX_BODIES_IN_READ_PER_CLIENT } from "../../src/protocol/limits.ts";
+import { MAX_BODIES_IN_READ_PER_CLIENT } from "../../src/protocol/admission-limits.ts";
 import { answer, startServer, type TestServer } from "../support/servers.ts";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
 import { startWorker } from "./miniflare.ts";

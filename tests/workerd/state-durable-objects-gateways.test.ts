@@ -16,12 +16,14 @@ import type { Miniflare } from "miniflare";
 import { manifestOf } from "../support/gateway.ts";
 import {
   alternatingFailures,
+  callerLimitBurst,
   identicalBurst,
   type Instance,
   type Pair,
   probesAfterSuspension,
   type ScenarioProviders,
   scenarioProviders,
+  SEARCHES_PER_MINUTE,
   sharedStateOf,
 } from "../support/shared-state-scenarios.ts";
 import { GATEWAY_WORKER, startWorker } from "./miniflare.ts";
@@ -48,12 +50,12 @@ describe("two gateway workers over one Durable Object namespace", () => {
   let mf: Miniflare | undefined;
   let providers: ScenarioProviders | undefined;
   let pair: Pair;
+  let entries: Awaited<ReturnType<typeof scenarioProviders>>["entries"];
 
-  before(async () => {
-    const started = await scenarioProviders();
-    providers = started.providers;
-    mf = await startWorker({
-      TRACEFETCH_MANIFEST: JSON.stringify(manifestOf(started.entries)),
+  /** Two workers over one namespace, their manifest the scenarios' with `extra` beside. */
+  const startPair = (extra: Record<string, unknown> = {}) =>
+    startWorker({
+      TRACEFETCH_MANIFEST: JSON.stringify(manifestOf(entries, extra)),
       TRACEFETCH_ALLOW_LOOPBACK: "1",
       TRACEFETCH_DESCRIBE_PROVIDERS: "0",
       TRACEFETCH_API_DOCS: "0",
@@ -63,6 +65,12 @@ describe("two gateway workers over one Durable Object namespace", () => {
       durableObjects: { TRACEFETCH_STATE: "GatewayStateObject" },
       twin: SECOND_WORKER,
     });
+
+  before(async () => {
+    const started = await scenarioProviders();
+    providers = started.providers;
+    entries = started.entries;
+    mf = await startPair();
     pair = { a: await instanceOf(mf, GATEWAY_WORKER), b: await instanceOf(mf, SECOND_WORKER) };
   });
   after(async () => {
@@ -88,6 +96,33 @@ describe("two gateway workers over one Durable Object namespace", () => {
   }, async () => {
     assert.equal(await identicalBurst(pair, (providers as ScenarioProviders).slow), 1);
   });
+
+  it(
+    `caller_limits.searches_per_minute: ${SEARCHES_PER_MINUTE}: 60 distinct searches across two more workers let exactly 20 through, 40 refused 429`,
+    {
+      timeout: CASE_MS,
+    },
+    async () => {
+      const limited = await startPair({
+        caller_limits: { searches_per_minute: SEARCHES_PER_MINUTE },
+      });
+      try {
+        const two = {
+          a: await instanceOf(limited, GATEWAY_WORKER),
+          b: await instanceOf(limited, SECOND_WORKER),
+        };
+        assert.deepEqual(await callerLimitBurst(two, "slow"), { passed: 20, refused: 40 });
+        // The client is CF-Connecting-IP: another address is another caller, with its own limit.
+        const other = await two.b("/v1/search?q=elsewhere&providers=slow", {
+          headers: { "cf-connecting-ip": "203.0.113.5" },
+        });
+        assert.equal(other.status, 200);
+        await other.body?.cancel();
+      } finally {
+        await limited.dispose();
+      }
+    },
+  );
 
   it("no operation fell back to memory in these runs", { timeout: CASE_MS }, async () => {
     for (const instance of [pair.a, pair.b]) {

@@ -9,7 +9,7 @@ import {
   REPLAY_OVERLAP_DEPTH,
   REPLAY_RBO_P,
   REPLAY_REGRESSION_THRESHOLD,
-} from "../../protocol/limits.ts";
+} from "../../protocol/trace-limits.ts";
 import type { Trace } from "../../protocol/trace-schema.ts";
 import { overlapAt, rankBiasedOverlap } from "./overlap.ts";
 

@@ -7,7 +7,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import * as v from "valibot";
-import { MAX_REPLAY_FILE_BYTES } from "../../protocol/limits.ts";
+import { MAX_REPLAY_FILE_BYTES } from "../../protocol/trace-limits.ts";
 import { type Trace, TraceBatchSchema, TraceSchema } from "../../protocol/trace-schema.ts";
 import { errorCode } from "../saved-connection.ts";
 

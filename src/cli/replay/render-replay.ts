@@ -1,7 +1,7 @@
 /** `tracefetch replay` for people: the overall figures, what changed most, the judged metrics. */
 import type { Envelope } from "../../protocol/envelope-schema.ts";
 import type { ReplayResult } from "../../protocol/replay-result-schema.ts";
-import { REPLAY_LISTED_QUERIES, REPLAY_REGRESSION_THRESHOLD } from "../../protocol/limits.ts";
+import { REPLAY_LISTED_QUERIES, REPLAY_REGRESSION_THRESHOLD } from "../../protocol/trace-limits.ts";
 import type { Paint } from "../paint.ts";
 import { METRIC_LABELS, METRIC_NAMES, type Metrics } from "./metrics.ts";
 

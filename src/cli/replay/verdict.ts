@@ -5,7 +5,10 @@
  */
 import type { Envelope } from "../../protocol/envelope-schema.ts";
 import type { ReplayResult } from "../../protocol/replay-result-schema.ts";
-import { REPLAY_MAX_FAILING_SHARE, REPLAY_REGRESSION_THRESHOLD } from "../../protocol/limits.ts";
+import {
+  REPLAY_MAX_FAILING_SHARE,
+  REPLAY_REGRESSION_THRESHOLD,
+} from "../../protocol/trace-limits.ts";
 import { buildEnvelope } from "../../envelope/build-envelope.ts";
 
 /**

@@ -3,7 +3,7 @@
  * are copied by name, never spread, so nothing new in a search result can slip into a trace: no
  * snippet, title, provider message or warning, no token, and the caller's `sub` only as its HMAC.
  */
-import { MAX_TRACE_BYTES } from "../../protocol/limits.ts";
+import { MAX_TRACE_BYTES } from "../../protocol/trace-limits.ts";
 import type { SearchRequest } from "../../protocol/search-request.ts";
 import type { Trace } from "../../protocol/trace-schema.ts";
 import { TRACE_VERSION } from "../../protocol/trace-version.ts";
@@ -90,6 +90,7 @@ export async function buildTrace(input: TraceInput, options: TraceOptions): Prom
       latency_ms: a.latency_ms,
       candidate_count: a.candidate_count,
       cost_micros: a.cost_micros,
+      ...(a.cached === true ? { cached: true as const } : {}),
     })),
     merged,
     truncated: false,

@@ -4,7 +4,7 @@
  * file or Queue sink needs the runtime that can write it.
  */
 import { ConfigError } from "../../protocol/config-error.ts";
-import { MIN_TRACE_SECRET_BYTES } from "../../protocol/limits.ts";
+import { MIN_TRACE_SECRET_BYTES } from "../../protocol/trace-limits.ts";
 import { TRACE_JWS_TYPE } from "../../protocol/trace-version.ts";
 import { endpointProblem } from "../../protocol/url-policy.ts";
 import type { ProviderTokenSigner } from "../../auth/provider-token-signer.ts";

@@ -12,7 +12,7 @@ import {
   MAX_TRACE_WEBHOOK_TIMEOUT_MS,
   TRACE_DRAIN_BUDGET_MS,
   TRACE_SINK_RETRY_MS,
-} from "../../protocol/limits.ts";
+} from "../../protocol/trace-limits.ts";
 import { buildTrace, type TraceInput } from "./build-trace.ts";
 import type { MiningConfig } from "./mining-config.ts";
 import { SinkError, type TraceEntry, type TraceSink } from "./sink.ts";

@@ -126,6 +126,7 @@ export async function answerMcp(
   const who: ToolCaller = {
     state,
     caller: c.get("caller"),
+    client: c.get("clientAddress"),
     requestId,
     later: afterAnswer(c),
   };

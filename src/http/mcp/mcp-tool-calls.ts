@@ -20,6 +20,8 @@ import { providersEnvelope, statusEnvelope } from "../info-routes.ts";
 export type ToolCaller = {
   state: GatewayState;
   caller: Caller;
+  /** The client address (client-address.ts), whom an anonymous caller's searches count against. */
+  client: string;
   requestId: string;
   /** Work after the answer, as the search routes have it: a search's trace is recorded there. */
   later: RunOptions["later"];
@@ -81,6 +83,7 @@ async function searchTool(
   const admission = await who.state.admit({
     request,
     caller: who.caller,
+    client: who.client,
     requestId: who.requestId,
   });
   if (!admission.ok) return withoutMining(admission.envelope);
@@ -143,6 +146,7 @@ async function expandTool(
     await who.state.expand({
       request: parsed.request,
       caller: who.caller,
+      client: who.client,
       requestId: who.requestId,
       signal,
     }),

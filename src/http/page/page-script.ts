@@ -158,7 +158,9 @@ function drawAttempt(index, attempt) {
   const group = groupOf(attempt.outcome);
   const outcome = attempt.outcome === group ? "" : attempt.outcome + ", ";
   const latency = ", " + attempt.latency_ms + " ms";
-  const words = outcome + "code " + attempt.code + budget + count + latency;
+  // A cached answer says so, and how old it is: the provider was not asked this time.
+  const cached = attempt.cached ? ", cached " + Math.round(attempt.age_ms / 1000) + " s ago" : "";
+  const words = outcome + "code " + attempt.code + budget + count + latency + cached;
   const message = attempt.outcome === "success" ? "" : attempt.message;
   drawRow(attempt.provider, group, words, attempt.latency_ms, message);
 }

@@ -1,0 +1,71 @@
+/**
+ * The answer cache as one gateway instance holds it (docs/envelope.md, "Cached answers"): the
+ * runtime's cache (Redis, Durable Objects) or one in this instance's memory, and the code that
+ * decides what a search keeps (answer-cache-hook.ts), loaded only when a manifest entry declares
+ * `cache_ttl_seconds`.
+ */
+import type { AnswerCacheHook } from "../core/cached-attempt.ts";
+import type { ProviderSpec } from "../protocol/manifest-schema.ts";
+import type { StartFlight } from "./flight.ts";
+import type { AnswerCache } from "../state/answer-cache.ts";
+import type { ResolvedConfig } from "./gateway-config.ts";
+import type { SearchAsk } from "./search-run.ts";
+
+type HookModule = typeof import("./answer-cache-hook.ts");
+
+export class AnswerCaching {
+  readonly #config: ResolvedConfig;
+  /** Whether any provider's answers are cached at all. */
+  readonly #enabled: boolean;
+  #module: HookModule | null = null;
+  #loading: Promise<void> | null = null;
+  #cache: AnswerCache | null;
+
+  constructor(config: ResolvedConfig) {
+    this.#config = config;
+    this.#enabled = config.manifest.providers.some((p) => (p.cache_ttl_seconds ?? 0) > 0);
+    this.#cache = config.answerCache;
+  }
+
+  /** Null once a search may use the cache (or nothing is cached); else when it may. */
+  ready(): Promise<void> | null {
+    if (!this.#enabled || this.#module !== null) return null;
+    this.#loading ??= import("./answer-cache-hook.ts").then((loaded) => {
+      this.#module = loaded;
+    });
+    return this.#loading;
+  }
+
+  /** One search's view of the cache; undefined when nothing is cached. */
+  hookFor(ask: SearchAsk, later: (work: () => Promise<void>) => void): AnswerCacheHook | undefined {
+    const loaded = this.#module;
+    if (loaded === null) return undefined;
+    const { now, cache: variables } = this.#config;
+    this.#cache ??= new loaded.MemoryAnswerCache(variables.maxBytes, now);
+    const { request, caller } = ask;
+    return loaded.answerCacheHook({ cache: this.#cache, request, caller, now, later });
+  }
+
+  /** A refresh of `provider`: every answer of it cached before is dropped, on every instance. */
+  async invalidate(provider: string): Promise<void> {
+    await this.#cache?.invalidate(provider).catch(() => {});
+  }
+}
+
+/**
+ * A shared flight that starts only once the cache said it cannot answer the whole search: one the
+ * cache answers runs here alone, and costs the store no claim and no end (docs/decisions.md).
+ */
+export function unlessCached(
+  cache: AnswerCacheHook | undefined,
+  run: readonly ProviderSpec[],
+  shared: StartFlight,
+  local: StartFlight,
+): StartFlight {
+  const answered = cache?.answersAll?.(run) ?? null;
+  if (answered === null) return shared;
+  return (signal, onAttempt) => {
+    const source = answered.then((all) => (all ? local : shared)(signal, onAttempt));
+    return { joined: source.then((s) => s.joined), result: source.then((s) => s.result) };
+  };
+}

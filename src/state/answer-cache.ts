@@ -1,0 +1,142 @@
+/**
+ * The provider-answer cache (docs/envelope.md, "Cached answers"): one port, AnswerCache, with the
+ * memory adapter here (an LRU bounded in bytes), the Redis one in redis-cache.ts and the Durable
+ * Objects one (Workers) in durable-cache.ts. What goes in
+ * and under which identity is src/gateway's (answer-cache-hook.ts); a cache keeps JSON text.
+ *
+ * Invariants:
+ * - Every entry is stored under its provider's generation; `invalidate` replaces the generation,
+ *   so a refresh drops a provider's answers without deleting anything by prefix.
+ * - An answer is stored only under the generation read before its provider was asked: one that
+ *   started before a refresh never lands under the generation the refresh made.
+ * - `shared: false` (a provider that is not public or receives gateway tokens) keeps the answer in
+ *   this instance's memory, whatever the adapter; only the generation may come from a store.
+ * - No operation throws: a store that fails reads as a miss and stores nothing.
+ */
+
+/** What a lookup found: the provider's generation now, and the answer if one is fresh. */
+export type CacheLookup = {
+  /** Pass it back to `store`: the answer is kept only while this is still the generation. */
+  generation: string | null;
+  /** The stored JSON text and how long ago it was stored; null: a miss. */
+  found: { text: string; ageMs: number } | null;
+};
+
+export interface AnswerCache {
+  /** `identity`: the canonical JSON of what decides the answer; hashed before it is a key. */
+  lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup>;
+  /** Keeps `text` for `ttlMs` unless the provider's generation is no longer `generation`. */
+  store(
+    provider: string,
+    identity: string,
+    lookup: CacheLookup,
+    text: string,
+    ttlMs: number,
+    shared: boolean,
+  ): Promise<void>;
+  /** A new generation for `provider`: every answer stored before it is unreachable. */
+  invalidate(provider: string): Promise<void>;
+}
+
+type Entry = { text: string; storedAt: number; expires: number; bytes: number };
+
+/**
+ * Entries in least-recently-used order, bounded by their bytes (text and key, as UTF-16 counts
+ * them in memory): the one used longest ago goes first.
+ */
+export class AnswerLru {
+  readonly #entries = new Map<string, Entry>();
+  #bytes = 0;
+
+  constructor(private readonly maxBytes: number, private readonly now: () => number) {}
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get(key: string): { text: string; ageMs: number } | null {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return null;
+    const now = this.now();
+    if (now >= entry.expires) {
+      this.#drop(key, entry);
+      return null;
+    }
+    // Moved to the end: the most recently used.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return { text: entry.text, ageMs: Math.max(0, now - entry.storedAt) };
+  }
+
+  set(key: string, text: string, ttlMs: number): void {
+    const bytes = 2 * (key.length + text.length);
+    const old = this.#entries.get(key);
+    if (old !== undefined) this.#drop(key, old);
+    if (bytes > this.maxBytes) return;
+    const now = this.now();
+    this.#entries.set(key, { text, storedAt: now, expires: now + ttlMs, bytes });
+    this.#bytes += bytes;
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#drop(oldest, entry);
+    }
+  }
+
+  #drop(key: string, entry: Entry): void {
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+}
+
+/** SHA-256 of a text, in hex: keys of a fixed size whatever the request's. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return hex(new Uint8Array(digest));
+}
+
+export function hex(bytes: Uint8Array): string {
+  let out = "";
+  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** Each instance alone: answers and generations in its own memory. */
+export class MemoryAnswerCache implements AnswerCache {
+  readonly #lru: AnswerLru;
+  readonly #generations = new Map<string, number>();
+
+  constructor(maxBytes: number, now: () => number) {
+    this.#lru = new AnswerLru(maxBytes, now);
+  }
+
+  /** Bytes held, for tests of the bound. */
+  get bytes(): number {
+    return this.#lru.bytes;
+  }
+
+  lookup(provider: string, identity: string): Promise<CacheLookup> {
+    const generation = String(this.#generations.get(provider) ?? 0);
+    // In process the identity itself is the key: it never leaves, and a digest costs each lookup.
+    const key = `${provider}:${generation}:${identity}`;
+    return Promise.resolve({ generation, found: this.#lru.get(key) });
+  }
+
+  store(
+    provider: string,
+    identity: string,
+    lookup: CacheLookup,
+    text: string,
+    ttlMs: number,
+  ): Promise<void> {
+    const generation = String(this.#generations.get(provider) ?? 0);
+    if (lookup.generation === generation) {
+      this.#lru.set(`${provider}:${generation}:${identity}`, text, ttlMs);
+    }
+    return Promise.resolve();
+  }
+
+  invalidate(provider: string): Promise<void> {
+    this.#generations.set(provider, (this.#generations.get(provider) ?? 0) + 1);
+    return Promise.resolve();
+  }
+}

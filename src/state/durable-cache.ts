@@ -1,0 +1,125 @@
+/**
+ * The Durable Objects adapter of the answer cache (answer-cache.ts), for Workers: one object of the
+ * TRACEFETCH_STATE namespace per provider, `cache:<provider>`, keeps that provider's generation and
+ * its public answers (cache-object.ts), called by RPC through `answers`. Loaded with DurableStore,
+ * by the worker's one dynamic import of the shared state.
+ *
+ * Invariants:
+ * - An identity reaches an object only as HMAC-SHA-256 under TRACEFETCH_STATE_SECRET, in hex.
+ * - An answer that is not shared (a provider that is not public or receives gateway tokens) never
+ *   leaves this isolate: it stays in its LRU under the generation read from the object, so a
+ *   refresh on any isolate drops it too; the object is asked for the generation alone.
+ * - A lookup costs one call, a store one call; a call that fails or takes longer than
+ *   TRACEFETCH_STATE_TIMEOUT_MS reads as a miss and stores nothing, and the objects are then left
+ *   alone for STORE_RETRY_MS, so an outage costs a search at most one timeout.
+ */
+import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
+import { type AnswerCache, AnswerLru, type CacheLookup, hex } from "./answer-cache.ts";
+import type { CacheAsk, CacheReply } from "./cache-object.ts";
+
+/** The TRACEFETCH_STATE binding, as far as the cache uses it (StateNamespace in durable-state.ts). */
+export interface CacheNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): { answers(ask: CacheAsk): CacheReply | Promise<CacheReply> };
+}
+
+export type DurableCacheOptions = {
+  /** TRACEFETCH_STATE_SECRET: the HMAC key of answers' digests. */
+  secret: string;
+  /** TRACEFETCH_STATE_TIMEOUT_MS: how long one call may take before it reads as a miss. */
+  timeoutMs: number;
+  /** TRACEFETCH_CACHE_MAX_BYTES: this isolate's LRU of answers that are not shared. */
+  maxBytes: number;
+  now: () => number;
+};
+
+const MISS: CacheLookup = { generation: null, found: null };
+
+export class DurableAnswerCache implements AnswerCache {
+  readonly #local: AnswerLru;
+  #hmacKey: Promise<CryptoKey> | null = null;
+  /** After a failure the objects are left alone until then. */
+  #downUntil = 0;
+
+  constructor(
+    private readonly namespace: CacheNamespace,
+    private readonly options: DurableCacheOptions,
+  ) {
+    this.#local = new AnswerLru(options.maxBytes, options.now);
+  }
+
+  async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
+    const digest = await this.#hmac(identity);
+    const reply = await this.#call(provider, { op: "lookup", digest: shared ? digest : "" });
+    if (reply === null) return MISS;
+    const { generation } = reply;
+    if (shared) return { generation, found: reply.found };
+    return { generation, found: this.#local.get(`${provider}:${generation}:${digest}`) };
+  }
+
+  async store(
+    provider: string,
+    identity: string,
+    lookup: CacheLookup,
+    text: string,
+    ttlMs: number,
+    shared: boolean,
+  ): Promise<void> {
+    const { generation } = lookup;
+    if (generation === null) return;
+    const digest = await this.#hmac(identity);
+    if (shared) {
+      await this.#call(provider, {
+        op: "store",
+        generation,
+        digest,
+        text,
+        ttlMs: Math.ceil(ttlMs),
+      });
+      return;
+    }
+    // Kept only if no refresh replaced the generation since the lookup.
+    const now = await this.#call(provider, { op: "lookup", digest: "" });
+    if (now?.generation !== generation) return;
+    this.#local.set(`${provider}:${generation}:${digest}`, text, ttlMs);
+  }
+
+  async invalidate(provider: string): Promise<void> {
+    await this.#call(provider, { op: "refresh" });
+  }
+
+  /** One call within the timeout; null when it failed, timed out, or the objects are left alone. */
+  async #call(provider: string, ask: CacheAsk): Promise<CacheReply | null> {
+    const { now, timeoutMs } = this.options;
+    if (now() < this.#downUntil) return null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), timeoutMs);
+    });
+    // A fresh stub each call: one an error broke stays broken, and one is cheap to make.
+    const call = (async () => {
+      const stub = this.namespace.get(this.namespace.idFromName(`cache:${provider}`));
+      return await stub.answers(ask);
+    })().catch(() => null);
+    try {
+      const reply = await Promise.race([call, late]);
+      if (reply === null) this.#downUntil = now() + STORE_RETRY_MS;
+      return reply;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** An identity's digest: HMAC-SHA-256 under the state's secret, in hex. */
+  async #hmac(identity: string): Promise<string> {
+    this.#hmacKey ??= crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(this.options.secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const data = new TextEncoder().encode(identity);
+    return hex(new Uint8Array(await crypto.subtle.sign("HMAC", await this.#hmacKey, data)));
+  }
+}

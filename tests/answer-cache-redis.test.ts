@@ -1,0 +1,118 @@
+/**
+ * The answer cache over Redis (docs/deploy.md, "The answer cache"): the adapter contract with two
+ * instances over one redis-server the test starts, then two gateways in this process sharing it,
+ * as two processes would. Without redis-server the suite is skipped in one line, or fails when
+ * TRACEFETCH_REQUIRE_REDIS=1. Runs unchanged under Node and `deno test`.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { Redis } from "ioredis";
+import { RedisAnswerCache } from "../src/state/redis-cache.ts";
+import { createGateway } from "../src/http/mod.ts";
+import * as redisServer from "./support/redis-server.ts";
+import { answerCacheContract } from "./support/answer-cache-contract.ts";
+import {
+  type AppPair,
+  type CacheWorld,
+  cacheWorld,
+  failureNeverCached,
+  privateStaysWithItsCaller,
+  refreshDrops,
+  repeatIsCached,
+} from "./support/answer-cache-scenarios.ts";
+import { manifestOf, runtimePorts, settingsFor } from "./support/gateway.ts";
+
+const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
+const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
+const SECRET = "a test secret of at least 32 bytes!";
+
+function cacheOver(url: string, prefix: string, timeoutMs = 250): RedisAnswerCache {
+  const now = () => performance.now();
+  return new RedisAnswerCache({ url, prefix, secret: SECRET, timeoutMs, maxBytes: 1 << 20, now });
+}
+
+if (missing !== null) {
+  if (!required) console.log(`redis answer cache suite skipped: ${missing}`);
+  describe("the answer cache over Redis", { skip: required ? false : missing }, () => {
+    it("has a redis-server to run against (TRACEFETCH_REQUIRE_REDIS=1)", () => {
+      assert.fail(`TRACEFETCH_REQUIRE_REDIS=1, but ${missing}`);
+    });
+  });
+} else {
+  describe("the answer cache over Redis", () => {
+    let redis: redisServer.RedisServer;
+    let client: Redis;
+    const caches: RedisAnswerCache[] = [];
+    const prefix = `tracefetch-test:${crypto.randomUUID()}:`;
+    const made = (timeoutMs?: number) => {
+      const cache = cacheOver(redis.url, prefix, timeoutMs);
+      caches.push(cache);
+      return cache;
+    };
+    let world: CacheWorld;
+    let pair: AppPair;
+
+    before(async () => {
+      redis = await redisServer.startRedis();
+      client = new Redis(redis.url);
+      // The test stops Redis once: the reconnecting client's errors are expected then.
+      client.on("error", () => {});
+      world = await cacheWorld();
+      const settings = settingsFor(manifestOf(world.entries), world.env, {
+        describeProviders: false,
+        allowLoopback: true,
+      });
+      const app = () => createGateway(settings, { ...runtimePorts, answerCache: made() });
+      pair = { a: app(), b: app() };
+    });
+    after(async () => {
+      for (const cache of caches) await cache.close();
+      client?.disconnect();
+      await world?.close();
+      await redis?.stop();
+    });
+
+    describe("RedisAnswerCache keeps the adapter contract", () => {
+      answerCacheContract(() => ({ a: made(), b: made(), shares: true }));
+    });
+
+    it("a search repeated on the second gateway reaches the provider once and says cached", () =>
+      repeatIsCached(pair, world));
+
+    it("a failing answer is never served from the cache, on either gateway", () =>
+      failureNeverCached(pair, world));
+
+    it("a token provider's answer is never written to Redis, nor served to another sub or instance", async () => {
+      const { elsewhere, contacts } = await privateStaysWithItsCaller(pair, world);
+      assert.equal(elsewhere.result.candidates[0].cached, undefined, "not in the other's memory");
+      assert.equal(contacts(), 4);
+      const keys = await client.keys(`${prefix}*`);
+      assert.deepEqual(keys.filter((k) => k.includes("cache:secret:")), []);
+      assert.ok(keys.some((k) => k.includes("cache:open:")), "public answers are there");
+    });
+
+    it("a refresh on one gateway drops the provider's cached answers on the other", () =>
+      refreshDrops(pair, world));
+
+    it("every key the cache writes carries a TTL, and no key holds a query", async () => {
+      const keys = await client.keys(`${prefix}cache*`);
+      assert.ok(keys.length > 0);
+      for (const key of keys) {
+        const ttl = await client.pttl(key);
+        assert.ok(ttl > 0, `${key}: ${ttl}`);
+        assert.ok(!/repeat-|mine-|refresh-/.test(key), key);
+      }
+    });
+
+    it("Redis stopped: a lookup is a miss within the timeout and a store does nothing", async () => {
+      const cache = made(100);
+      await redis.stop();
+      const started = performance.now();
+      const lookup = await cache.lookup("open", "id", true);
+      assert.deepEqual(lookup, { generation: null, found: null });
+      await cache.store("open", "id", lookup, "text", 60_000, true);
+      assert.ok(performance.now() - started < 1_000);
+      await redis.restart();
+    });
+  });
+}
