@@ -88,18 +88,6 @@ export class AnswerLru {
   }
 }
 
-/** SHA-256 of a text, in hex: keys of a fixed size whatever the request's. */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return hex(new Uint8Array(digest));
-}
-
-export function hex(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
-  return out;
-}
-
 /** Each instance alone: answers and generations in its own memory. */
 export class MemoryAnswerCache implements AnswerCache {
   readonly #lru: AnswerLru;

@@ -14,7 +14,8 @@
  *   alone for STORE_RETRY_MS, so an outage costs a search at most one timeout.
  */
 import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
-import { type AnswerCache, AnswerLru, type CacheLookup, hex } from "./answer-cache.ts";
+import { type AnswerCache, AnswerLru, type CacheLookup } from "./answer-cache.ts";
+import { hex, hmacHex } from "./digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
 
 /** The TRACEFETCH_STATE binding, as far as the cache uses it (StateNamespace in durable-state.ts). */
@@ -37,7 +38,7 @@ const MISS: CacheLookup = { generation: null, found: null };
 
 export class DurableAnswerCache implements AnswerCache {
   readonly #local: AnswerLru;
-  #hmacKey: Promise<CryptoKey> | null = null;
+  #mac: ((text: string) => Promise<string>) | null = null;
   /** After a failure the objects are left alone until then. */
   #downUntil = 0;
 
@@ -111,15 +112,8 @@ export class DurableAnswerCache implements AnswerCache {
   }
 
   /** An identity's digest: HMAC-SHA-256 under the state's secret, in hex. */
-  async #hmac(identity: string): Promise<string> {
-    this.#hmacKey ??= crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(this.options.secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const data = new TextEncoder().encode(identity);
-    return hex(new Uint8Array(await crypto.subtle.sign("HMAC", await this.#hmacKey, data)));
+  #hmac(identity: string): Promise<string> {
+    this.#mac ??= hmacHex(this.options.secret);
+    return this.#mac(identity);
   }
 }

@@ -19,6 +19,7 @@ import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
 import type { FlightRole, SharedState } from "./shared-state.ts";
 import { type ProbeKind, type ProbeRecord, type StateStore, StoreFailure } from "./state-store.ts";
 import { followFlight, leadFlight, type StoreGuard } from "./flight-roles.ts";
+import { hmacHex } from "./digests.ts";
 
 export type GuardOptions = {
   /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take. */
@@ -40,7 +41,7 @@ export class GuardedState implements SharedState, StoreGuard {
   /** Why the last operation failed; null while the store answers. */
   #failure: string | null = null;
   #retryAt = 0;
-  #hmacKey: Promise<CryptoKey> | null = null;
+  #mac: ((text: string) => Promise<string>) | null = null;
 
   constructor(readonly store: StateStore, private readonly options: GuardOptions) {
     this.backend = store.backend;
@@ -210,19 +211,8 @@ export class GuardedState implements SharedState, StoreGuard {
   }
 
   /** The key a flight has in the store: an HMAC of its identity, in hex. */
-  async #digest(identity: string): Promise<string> {
-    this.#hmacKey ??= crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(this.options.secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const mac = await crypto.subtle.sign(
-      "HMAC",
-      await this.#hmacKey,
-      new TextEncoder().encode(identity),
-    );
-    return [...new Uint8Array(mac)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  #digest(identity: string): Promise<string> {
+    this.#mac ??= hmacHex(this.options.secret);
+    return this.#mac(identity);
   }
 }

@@ -26,7 +26,8 @@ import {
   REDIS_RECONNECT_MAX_MS,
   STORE_RETRY_MS,
 } from "../protocol/state-limits.ts";
-import { type AnswerCache, AnswerLru, type CacheLookup, hex, sha256Hex } from "./answer-cache.ts";
+import { type AnswerCache, AnswerLru, type CacheLookup } from "./answer-cache.ts";
+import { hex, hmacHex, sha256Hex } from "./digests.ts";
 
 /** The store's time in whole milliseconds, as text, so that no number is formatted by Lua. */
 const NOW = `local t = redis.call('TIME')
@@ -83,7 +84,7 @@ export class RedisAnswerCache implements AnswerCache {
   readonly #client: Redis;
   readonly #local: AnswerLru;
   readonly #ready: Promise<void>;
-  #hmacKey: Promise<CryptoKey> | null = null;
+  #mac: ((text: string) => Promise<string>) | null = null;
   /** After a failure the store is left alone until then: a hanging Redis costs one timeout. */
   #downUntil = 0;
 
@@ -209,20 +210,9 @@ export class RedisAnswerCache implements AnswerCache {
   }
 
   /** An identity's digest in the store: HMAC-SHA-256 under the state's secret, in hex. */
-  async #hmac(identity: string): Promise<string> {
+  #hmac(identity: string): string | Promise<string> {
     if (this.options.hmac !== undefined) return this.options.hmac(identity);
-    this.#hmacKey ??= crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(this.options.secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const mac = await crypto.subtle.sign(
-      "HMAC",
-      await this.#hmacKey,
-      new TextEncoder().encode(identity),
-    );
-    return hex(new Uint8Array(mac));
+    this.#mac ??= hmacHex(this.options.secret);
+    return this.#mac(identity);
   }
 }
