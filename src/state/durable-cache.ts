@@ -15,7 +15,7 @@
  */
 import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
 import { type AnswerCache, AnswerLru, type CacheLookup } from "./answer-cache.ts";
-import { hex, hmacHex } from "./digests.ts";
+import { hmacHex } from "./digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
 
 /** The TRACEFETCH_STATE binding, as far as the cache uses it (StateNamespace in durable-state.ts). */
