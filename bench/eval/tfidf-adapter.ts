@@ -21,8 +21,21 @@ export function tfidfAdapter(
   scope: string,
   documents: readonly CorpusDocument[],
 ): SearchAdapter {
+  return cosineAdapter(name, scope, documents, termCounts);
+}
+
+/**
+ * Cosine similarity over the features `count` finds in a text (terms, character grams), weighted
+ * (1 + ln tf) x ln(N / df) on both sides, over title and text.
+ */
+export function cosineAdapter(
+  name: string,
+  scope: string,
+  documents: readonly CorpusDocument[],
+  count: (text: string) => Map<string, number>,
+): SearchAdapter {
   const postings = new Map<string, Array<[number, number]>>();
-  const counted = documents.map((doc) => termCounts(`${doc.title}\n${doc.text}`));
+  const counted = documents.map((doc) => count(`${doc.title}\n${doc.text}`));
   counted.forEach((counts, doc) => {
     for (const [term, tf] of counts) {
       const list = postings.get(term);
@@ -42,7 +55,7 @@ export function tfidfAdapter(
     search({ query, limit }) {
       const dot = new Map<number, number>();
       let queryNorm = 0;
-      for (const [term, tf] of termCounts(query)) {
+      for (const [term, tf] of count(query)) {
         const list = postings.get(term);
         if (list === undefined) continue;
         const weight = (1 + Math.log(tf)) * idf(term);
