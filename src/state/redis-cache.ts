@@ -18,14 +18,8 @@
  *   the store's clock. A failure or a timeout reads as a miss and stores nothing.
  */
 import { Redis } from "ioredis";
-import {
-  CACHE_GENERATION_TTL_MS,
-  REDIS_COMMAND_TIMEOUT_MS,
-  REDIS_CONNECT_TIMEOUT_MS,
-  REDIS_RECONNECT_FIRST_MS,
-  REDIS_RECONNECT_MAX_MS,
-  STORE_RETRY_MS,
-} from "../protocol/state-limits.ts";
+import { CACHE_GENERATION_TTL_MS, STORE_RETRY_MS } from "../protocol/state-limits.ts";
+import { REDIS_OPTIONS } from "./redis-state.ts";
 import { type AnswerCache, AnswerLru, type CacheLookup } from "./answer-cache.ts";
 import { hex, hmacHex, sha256Hex } from "./digests.ts";
 
@@ -90,13 +84,7 @@ export class RedisAnswerCache implements AnswerCache {
 
   constructor(private readonly options: RedisCacheOptions) {
     this.#client = new Redis(options.url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      retryStrategy: (times) =>
-        Math.min(REDIS_RECONNECT_FIRST_MS * 2 ** (times - 1), REDIS_RECONNECT_MAX_MS),
-      protocol: 2,
+      ...REDIS_OPTIONS,
       // A search's lookups start in one turn: sent as one write, answered in one read.
       enableAutoPipelining: true,
     });

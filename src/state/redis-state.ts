@@ -1,3 +1,17 @@
+/** How every Redis client of the gateway connects: the state's, and the answer cache's. */
+export const REDIS_OPTIONS = {
+  // While disconnected a command fails at once: a queued one would only wait out the timeout.
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+  commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  retryStrategy: (times: number) =>
+    Math.min(REDIS_RECONNECT_FIRST_MS * 2 ** (times - 1), REDIS_RECONNECT_MAX_MS),
+  // Every reply here is a string, an integer or an array, alike in RESP2 and RESP3; RESP2 needs
+  // no HELLO, so servers before Redis 6 and proxies speak it too.
+  protocol: 2,
+} satisfies RedisOptions;
+
 /**
  * The Redis adapter of the shared state (state-store.ts), over one ioredis connection: breakers,
  * probe results and their leases, and flights, each operation one round trip, every update that
@@ -21,7 +35,7 @@
  * - ioredis cannot withdraw a command once sent, so the calls take no AbortSignal: GuardedState
  *   bounds the wait, and a command left behind is settled by REDIS_COMMAND_TIMEOUT_MS.
  */
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
 import { CALLER_COST_BUCKET_MS } from "../protocol/limits.ts";
@@ -63,18 +77,7 @@ export class RedisStore implements StateStore {
 
   /** `url`: TRACEFETCH_STATE_URL (redis:// or rediss://); `prefix`: TRACEFETCH_STATE_PREFIX. */
   constructor(url: string, private readonly prefix: string) {
-    this.#client = new Redis(url, {
-      // While disconnected a command fails at once: a queued one would only wait out the timeout.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      retryStrategy: (times) =>
-        Math.min(REDIS_RECONNECT_FIRST_MS * 2 ** (times - 1), REDIS_RECONNECT_MAX_MS),
-      // Every reply here is a string, an integer or an array, alike in RESP2 and RESP3; RESP2
-      // needs no HELLO, so servers before Redis 6 and proxies speak it too.
-      protocol: 2,
-    });
+    this.#client = new Redis(url, REDIS_OPTIONS);
     for (const [name, lua] of Object.entries(SCRIPTS)) this.#client.defineCommand(name, { lua });
     // Listened to so that no error goes unhandled; the reason is told by the next failed call.
     this.#client.on("error", (error: unknown) => (this.#lastError = errorCode(error)));
