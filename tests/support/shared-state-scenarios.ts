@@ -102,17 +102,23 @@ export async function probesAfterSuspension(
       (_, i) => envelope(i % 2 === 0 ? pair.a : pair.b, `/v1/search?q=burst${i}&providers=waiting`),
     ),
   );
-  // The probe runs beside the searches: give it its moment.
-  await pause(300);
   assert.equal(asked, started, "nothing reached the provider during its wait");
-  const after = waiting.requests.slice(started);
   // The gateway's probe is its health, or a search for the conformance query; a caller's is not.
   const probe = (body: string) => {
     const request = JSON.parse(body) as { query?: unknown; action?: unknown };
     return request.query === DEFAULT_CONFORMANCE_QUERY || request.action === "health";
   };
-  return after.filter((r) => probe(r.body)).length;
+  const probes = () => waiting.requests.slice(started).filter((r) => probe(r.body)).length;
+  // The probe runs beside the searches, so it may land after the last answer: wait for the first
+  // (a loaded machine delays it), then a moment more in which a second one would show.
+  const deadline = Date.now() + PROBE_WAIT_MS;
+  while (probes() === 0 && Date.now() < deadline) await pause(50);
+  await pause(300);
+  return probes();
 }
+
+/** How long a probe may take to arrive after the burst: seconds on a loaded 2-core machine. */
+const PROBE_WAIT_MS = 5_000;
 
 /** 50 identical concurrent searches, 25 on each instance: the searches the provider received. */
 export async function identicalBurst(pair: Pair, slow: TestServer): Promise<number> {
