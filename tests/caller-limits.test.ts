@@ -296,3 +296,60 @@ describe("caller_limits.cost_micros_per_day on one gateway, in its own memory", 
     await expand.body?.cancel();
   });
 });
+
+describe("caller_limits and the instance's own load", () => {
+  let held: TestServer;
+  let app: ReturnType<typeof createGateway>;
+  let releaseHeld = () => {};
+
+  before(async () => {
+    const ok = answer("held", "held", [{ title: "H", locator: "https://h.example/" }]);
+    // The first search waits until the test lets it go, holding the instance's one slot.
+    let first = true;
+    held = await startServer((req, res, body) => {
+      if (!first) return ok(req, res, body);
+      first = false;
+      releaseHeld = () => {
+        releaseHeld = () => {};
+        void ok(req, res, body);
+      };
+    });
+    app = createGateway(
+      settingsFor(
+        manifestOf([{ name: "held", endpoint: held.url }], {
+          caller_limits: { searches_per_minute: LIMIT },
+        }),
+        {},
+        { describeProviders: false, allowLoopback: true, maxInflight: 1 },
+      ),
+      runtimePorts,
+    );
+  });
+  after(async () => {
+    releaseHeld();
+    await held.close();
+  });
+
+  const searchOf = async (q: string) => {
+    const res = await app.request(`/v1/search?q=${q}&providers=held`);
+    return { res, body: assertEnvelope(await res.json()) };
+  };
+
+  it("a search refused 429 overloaded is not counted against its caller", async () => {
+    const holding = searchOf("holding");
+    while (held.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    for (const q of ["shed1", "shed2", "shed3"]) {
+      const { res, body } = await searchOf(q);
+      assert.equal(res.status, 429);
+      assert.equal(body.code, "overloaded");
+    }
+    releaseHeld();
+    assert.equal((await holding).res.status, 200);
+    // The holding search was the caller's first of LIMIT (3): two more fit, the fourth does not.
+    assert.equal((await searchOf("after1")).res.status, 200);
+    assert.equal((await searchOf("after2")).res.status, 200);
+    const { res, body } = await searchOf("after3");
+    assert.equal(res.status, 429);
+    assert.equal(body.code, "rate_limited");
+  });
+});

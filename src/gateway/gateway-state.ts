@@ -16,7 +16,7 @@ import type { ResolvedConfig } from "./gateway-config.ts";
 import {
   type Admission,
   admitted,
-  overloaded,
+  atLimit,
   refused,
   type RunOptions,
   type SearchAsk,
@@ -141,6 +141,16 @@ export class GatewayState {
     if (!steady.ok) return refused(steady.problem, ask.requestId);
     const { plan } = steady;
     if (this.config.manifest.caller_limits === undefined) return this.#admit(ask, deps, plan);
+    // This instance's own load is not the caller's to pay for: with every slot held and no
+    // identical search to join, it is refused before it is counted.
+    if (this.#searches.taken >= this.#searches.limit) {
+      const key = searchIdentity(
+        ask.request,
+        ask.caller,
+        considered(this.config.manifest, plan.decision),
+      );
+      if (!this.#flights.has(key)) return atLimit(ask.requestId);
+    }
     // Counted once planned, however it is answered: by providers, the cache or a flight.
     return loadCallerLimits()
       .then((limits) => limits.countSearch(this.config, ask, "search", plan.run))
@@ -185,12 +195,7 @@ export class GatewayState {
     });
     if (!planned.ok) return refused(planned.problem, ask.requestId);
     const release = this.#searches.tryTake();
-    if (release === null) {
-      return {
-        ok: false,
-        envelope: overloaded(ask.requestId, "the gateway is at its limit of searches in flight"),
-      };
-    }
+    if (release === null) return atLimit(ask.requestId);
     const { request, requestId } = ask;
     const { plan } = planned;
     // Probes run in this search's background: inside its `waitUntil` on Workers.

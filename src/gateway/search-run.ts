@@ -82,6 +82,14 @@ export function refused(problem: RequestProblem, requestId: string): Admission {
   return { ok: false, envelope: problemEnvelope("search", code, requestId, message, field) };
 }
 
+/** Every search slot of this instance is held: the search is shed with 429 `overloaded`. */
+export function atLimit(requestId: string): Admission {
+  return {
+    ok: false,
+    envelope: overloaded(requestId, "the gateway is at its limit of searches in flight"),
+  };
+}
+
 /** Every slot is taken: the caller is shed with 429 and told when to come back. */
 export function overloaded(requestId: string, what: string): Envelope {
   return problemEnvelope("search", "overloaded", requestId, what, undefined, {
