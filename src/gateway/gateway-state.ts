@@ -9,8 +9,6 @@ import { type Plan, planSearch } from "../core/plan.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import { type BreakerReads, Suspensions } from "./suspensions.ts";
 import { executePlan, type SearchDeps } from "../core/search.ts";
-import { Semaphore } from "../io/gate.ts";
-import type { ProviderClient } from "../transport/provider-client.ts";
 import { type Caller, entitlement, GATEWAY_SUBJECT, subjectOf } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 import {
@@ -25,7 +23,8 @@ import { Slots } from "./slots.ts";
 import { Descriptions } from "./descriptions.ts";
 import { HealthProbes } from "./health-probes.ts";
 import type { ProviderState } from "../protocol/envelope-schema.ts";
-import { DESCRIBE_TIMEOUT_MS, HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
+import { providerStates } from "./provider-states.ts";
+import { DESCRIBE_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
 import { Flight, type OnAttempt, type StartFlight } from "./flight.ts";
 import { sharedFlight } from "./shared-flight.ts";
@@ -33,7 +32,7 @@ import { isPublic, searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
-import { clientFor, tokenHeaders, unavailableIn } from "./provider-clients.ts";
+import { ProviderLinks, tokenHeaders, unavailableIn } from "./provider-clients.ts";
 import { considered, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
@@ -47,8 +46,7 @@ let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
 const loadActionRun = () => (actionRun ??= import("./action-run.ts"));
 
 export class GatewayState {
-  readonly #clients = new Map<string, ProviderClient>();
-  readonly #gates = new Map<string, Semaphore>();
+  readonly #links: ProviderLinks;
   readonly #searches: Slots;
   /** Fan-outs in flight by search identity (docs/envelope.md, "Coalescing"). */
   readonly #flights = new Map<string, Flight>();
@@ -70,24 +68,25 @@ export class GatewayState {
   readonly #caching: AnswerCaching;
 
   constructor(readonly config: ResolvedConfig) {
+    this.#links = new ProviderLinks(config);
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#caching = new AnswerCaching(config);
     this.#searches = new Slots(config.maxInflight);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
-      ? new Descriptions(config.now, (spec) => this.#client(spec), config.state)
+      ? new Descriptions(config.now, (spec) => this.#links.client(spec), config.state)
       : null;
     const descriptions = this.#descriptions;
     this.#health = new HealthProbes(
       config.now,
       config.wallClock,
-      (spec) => this.#client(spec),
+      (spec) => this.#links.client(spec),
       (spec) => descriptions?.declares(spec, "health"),
       config.state,
     );
     this.#probes = {
-      client: (spec) => this.#client(spec),
-      gate: (spec) => this.#gate(spec),
+      client: (spec) => this.#links.client(spec),
+      gate: (spec) => this.#links.gate(spec),
       headersFor: tokenHeaders(this.config, GATEWAY_SUBJECT),
       declaresHealth: (spec) => descriptions?.declares(spec, "health"),
     };
@@ -100,8 +99,8 @@ export class GatewayState {
       declaresStats: descriptions
         ? (spec) => descriptions.declares(spec, "stats") === true
         : undefined,
-      clientFor: (spec) => this.#client(spec),
-      gateFor: (spec) => this.#gate(spec),
+      clientFor: (spec) => this.#links.client(spec),
+      gateFor: (spec) => this.#links.gate(spec),
       now: config.now,
       searchBudgetBytes: config.searchBudgetBytes,
       maxPendingConnections: config.maxPendingConnections,
@@ -113,8 +112,8 @@ export class GatewayState {
       suspensionOf: (spec) => this.suspensionOf(spec),
       versionProblem: (spec) => descriptions?.versionProblem(spec) ?? null,
       declares: (spec, action) => descriptions?.declares(spec, action),
-      client: (spec) => this.#client(spec),
-      gate: (spec) => this.#gate(spec),
+      client: (spec) => this.#links.client(spec),
+      gate: (spec) => this.#links.gate(spec),
       tokenHeaders: (caller) => tokenHeaders(this.config, subjectOf(caller)),
       recordHealth: (name, answer) => this.#health.record(name, answer),
       invalidateCache: (name) => this.#caching.invalidate(name),
@@ -261,33 +260,8 @@ export class GatewayState {
    * Every provider this caller may see, as `/v1/status` (the cached health, no probe) and
    * `/v1/doctor` (`probe`: a fresh health, each probed at most once per TTL) show it.
    */
-  async providerStates(
-    caller: Caller,
-    probe: boolean,
-  ): Promise<ProviderState[]> {
-    // One probe's answer is shown to every caller who may see the provider: it asks as the gateway.
-    const headersFor = probe ? tokenHeaders(this.config, GATEWAY_SUBJECT) : null;
-    return await Promise.all(
-      this.visibleTo(caller).map(async (p): Promise<ProviderState> => {
-        const reason = this.unavailable(p);
-        if (reason !== null) {
-          return { name: p.name, state: reason === "disabled" ? "disabled" : "not_configured" };
-        }
-        const held = await this.suspensionOf(p);
-        const state: ProviderState = held.state === "suspended"
-          ? { name: p.name, state: "suspended", until: held.until }
-          : { name: p.name, state: "ready" };
-        if (held.consecutiveFailures !== 0) state.consecutive_failures = held.consecutiveFailures;
-        const health = probe
-          ? await this.#health.probe(
-            p,
-            async () => headersFor ? await headersFor(p, HEALTH_TIMEOUT_MS) : {},
-          )
-          : this.#health.cached(p.name);
-        if (health !== undefined) state.health = health;
-        return state;
-      }),
-    );
+  async providerStates(caller: Caller, probe: boolean): Promise<ProviderState[]> {
+    return await providerStates(this, this.#health, caller, probe);
   }
 
   /** A provider's suspension, as `/v1/status` shows it. */
@@ -337,23 +311,5 @@ export class GatewayState {
       entitlement: (spec) => entitlement(caller, spec),
       headersFor,
     };
-  }
-
-  #client(spec: ProviderSpec): ProviderClient {
-    let client = this.#clients.get(spec.name);
-    if (client === undefined) {
-      client = clientFor(this.config, spec);
-      this.#clients.set(spec.name, client);
-    }
-    return client;
-  }
-
-  #gate(spec: ProviderSpec): Semaphore {
-    let gate = this.#gates.get(spec.name);
-    if (!gate) {
-      gate = new Semaphore(spec.max_concurrency);
-      this.#gates.set(spec.name, gate);
-    }
-    return gate;
   }
 }

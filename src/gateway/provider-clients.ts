@@ -1,13 +1,14 @@
 /**
  * How this configuration reaches one provider: whether it can at all, and the client that does
  * (in process for a built-in, over HTTP otherwise), and the token it carries when it takes one.
- * GatewayState keeps one client per provider.
+ * GatewayState keeps one client and one concurrency gate per provider (ProviderLinks).
  */
 import { BUILTIN_NAMES, type BuiltinName, type SkipReason } from "../protocol/codes.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
+import { Semaphore } from "../io/gate.ts";
 import type { SearchDeps } from "../core/search.ts";
 import { requiredScope } from "../auth/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
@@ -70,4 +71,33 @@ export function tokenHeaders(config: ResolvedConfig, subject: string): SearchDep
     });
     return { authorization: `Bearer ${token}` };
   };
+}
+
+/**
+ * One client and one gate per provider, made when first needed: every search, probe and action
+ * of the instance goes through the same `max_concurrency` gate.
+ */
+export class ProviderLinks {
+  readonly #clients = new Map<string, ProviderClient>();
+  readonly #gates = new Map<string, Semaphore>();
+
+  constructor(private readonly config: ResolvedConfig) {}
+
+  client(spec: ProviderSpec): ProviderClient {
+    let client = this.#clients.get(spec.name);
+    if (client === undefined) {
+      client = clientFor(this.config, spec);
+      this.#clients.set(spec.name, client);
+    }
+    return client;
+  }
+
+  gate(spec: ProviderSpec): Semaphore {
+    let gate = this.#gates.get(spec.name);
+    if (gate === undefined) {
+      gate = new Semaphore(spec.max_concurrency);
+      this.#gates.set(spec.name, gate);
+    }
+    return gate;
+  }
 }
