@@ -39,10 +39,12 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
     for (const [key, value] of Object.entries(bindings)) {
       if (typeof value === "string") env[key] = value;
     }
-    if (env.TRACEFETCH_STATE_URL?.trim()) {
-      throw new ConfigError(
-        "TRACEFETCH_STATE_URL names a Redis, which Workers cannot reach; bind the TRACEFETCH_STATE Durable Object namespace instead (docs/deploy.md)",
-      );
+    for (const name of ["TRACEFETCH_STATE_URL", "TRACEFETCH_CACHE_URL"]) {
+      if (env[name]?.trim()) {
+        throw new ConfigError(
+          `${name} names a Redis, which Workers cannot reach; bind the TRACEFETCH_STATE Durable Object namespace instead (docs/deploy.md)`,
+        );
+      }
     }
     const read = readSettings(env);
     const manifest = read.env.manifest ?? bundledManifest;

@@ -299,6 +299,18 @@ describe("shared state on Durable Objects", () => {
     assert.doesNotMatch(message, /hunter2|cache\.internal|\n/);
   });
 
+  it("TRACEFETCH_CACHE_URL on Workers is refused as TRACEFETCH_STATE_URL is, never silently ignored", async () => {
+    const message = await refused({
+      TRACEFETCH_CACHE_URL: "redis://:hunter2@cache.internal:6380/0",
+      TRACEFETCH_STATE_SECRET: SECRET,
+    });
+    assert.match(
+      message,
+      /TRACEFETCH_CACHE_URL names a Redis, which Workers cannot reach; bind the TRACEFETCH_STATE Durable Object namespace instead/,
+    );
+    assert.doesNotMatch(message, /hunter2|cache\.internal|\n/);
+  });
+
   it("the TRACEFETCH_STATE binding without TRACEFETCH_STATE_SECRET: every request is a 500 naming it", async () => {
     const message = await refused({});
     assert.match(message, /the TRACEFETCH_STATE binding .*needs TRACEFETCH_STATE_SECRET/);
