@@ -2,7 +2,8 @@
  * Mints the short-lived EdDSA JWT a `gateway-token` provider receives for one attempt
  * (docs/security.md, "Tokens out: providers"), and publishes the public halves of the signing keys for /.well-known/jwks.json.
  */
-import { CompactSign, importJWK, type JWK, SignJWT } from "jose";
+import type { JWK, KeyObject } from "jose";
+import { loadJose } from "./load-jose.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { PROVIDER_TOKEN_SLACK_SECONDS } from "../protocol/limits.ts";
 import { parseJwks } from "./auth-settings.ts";
@@ -60,17 +61,22 @@ export function createProviderTokenSigner(text: string): ProviderTokenSigner {
       return pub as JWK;
     }),
   };
-  let privateKey: ReturnType<typeof importJWK> | null = null;
-  const key = () => (privateKey ??= importJWK({ ...(signing as JWK), alg: "EdDSA" }, "EdDSA"));
+  let privateKey: Promise<CryptoKey | KeyObject | Uint8Array> | null = null;
+  const key =
+    () => (privateKey ??= loadJose().then((jose) =>
+      jose.importJWK({ ...(signing as JWK), alg: "EdDSA" }, "EdDSA")
+    ));
   return {
     publicJwks,
     async signDocument(payload, typ) {
+      const { CompactSign } = await loadJose();
       return await new CompactSign(payload)
         .setProtectedHeader({ alg: "EdDSA", typ, ...(kid ? { kid } : {}) })
         .sign(await key());
     },
     async mint(r) {
       const now = Math.floor(Date.now() / 1000);
+      const { SignJWT } = await loadJose();
       return await new SignJWT({ scope: r.scope })
         .setProtectedHeader({ alg: "EdDSA", typ: "JWT", ...(kid ? { kid } : {}) })
         .setIssuer(r.issuer)

@@ -4,15 +4,8 @@
  * JWKS URL (fetched with a byte cap, cached, refetched on an unknown kid at most once per
  * cooldown), a static JWKS, or an HS256 secret. Every bound is in src/protocol/limits.ts.
  */
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  customFetch,
-  decodeProtectedHeader,
-  errors,
-  type JWTPayload,
-  jwtVerify,
-} from "jose";
+import type { JWTPayload, jwtVerify } from "jose";
+import { type Jose, loadJose } from "./load-jose.ts";
 import {
   CLOCK_TOLERANCE_SECONDS,
   JWKS_COOLDOWN_MS,
@@ -59,9 +52,10 @@ export function createCallerVerifier(
     if (tokenTooLarge(token)) {
       return invalid(`the token is over ${MAX_TOKEN_BYTES} bytes`);
     }
+    const jose = await loadJose();
     let header: Record<string, unknown>;
     try {
-      header = decodeProtectedHeader(token) as Record<string, unknown>;
+      header = jose.decodeProtectedHeader(token) as Record<string, unknown>;
     } catch {
       return invalid("the token is not a compact JWS");
     }
@@ -77,9 +71,9 @@ export function createCallerVerifier(
       : resolvers.find((r) => r.asymmetric);
     if (!resolver) return invalid("no key source accepts this algorithm");
     try {
-      const { payload } = await jwtVerify(
+      const { payload } = await jose.jwtVerify(
         token,
-        resolver.key,
+        await resolver.key(),
         {
           algorithms,
           issuer: settings.issuer ?? undefined,
@@ -98,28 +92,37 @@ export function createCallerVerifier(
       }
       return { ok: true, caller: callerOf(payload) };
     } catch (error) {
-      return classifyJoseError(error);
+      return classifyJoseError(jose.errors, error);
     }
   };
 }
 
-type Resolver = { asymmetric: boolean; key: Parameters<typeof jwtVerify>[1] };
+type Key = Parameters<typeof jwtVerify>[1];
+/** A key source's key, made once, when the first token needs it (a remote set keeps its cache). */
+type Resolver = { asymmetric: boolean; key: () => Promise<Key> };
 
 function resolverFor(source: KeySource, fetchImpl: typeof fetch): Resolver {
+  let made: Promise<Key> | null = null;
+  const once = (make: (jose: Jose) => Key) => () => (made ??= loadJose().then(make));
   switch (source.kind) {
     case "secret":
-      return { asymmetric: false, key: source.secret };
+      return { asymmetric: false, key: () => Promise.resolve(source.secret) };
     case "jwks":
-      return { asymmetric: true, key: createLocalJWKSet(source.jwks as never) };
+      return {
+        asymmetric: true,
+        key: once((jose) => jose.createLocalJWKSet(source.jwks as never)),
+      };
     case "jwks_url":
       return {
         asymmetric: true,
-        key: createRemoteJWKSet(new URL(source.url), {
-          timeoutDuration: JWKS_TIMEOUT_MS,
-          cooldownDuration: JWKS_COOLDOWN_MS,
-          cacheMaxAge: JWKS_MAX_AGE_MS,
-          [customFetch]: boundedFetch(fetchImpl, MAX_JWKS_BYTES, "the JWKS"),
-        }),
+        key: once((jose) =>
+          jose.createRemoteJWKSet(new URL(source.url), {
+            timeoutDuration: JWKS_TIMEOUT_MS,
+            cooldownDuration: JWKS_COOLDOWN_MS,
+            cacheMaxAge: JWKS_MAX_AGE_MS,
+            [jose.customFetch]: boundedFetch(fetchImpl, MAX_JWKS_BYTES, "the JWKS"),
+          })
+        ),
       };
     default: {
       const never: never = source;
@@ -138,7 +141,7 @@ function callerOf(payload: JWTPayload): Caller {
 }
 
 /** The one mapping from a verification failure to a code. */
-function classifyJoseError(error: unknown): Verification {
+function classifyJoseError(errors: Jose["errors"], error: unknown): Verification {
   if (error instanceof errors.JWTExpired) {
     return { ok: false, code: "token_expired", message: "the token has expired" };
   }

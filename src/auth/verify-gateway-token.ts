@@ -5,14 +5,7 @@
  * by name); `iss` must be the gateway, `aud` this provider (exactly one audience), and `exp`, `iat`
  * and `jti` present.
  */
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  customFetch,
-  decodeProtectedHeader,
-  errors,
-  jwtVerify,
-} from "jose";
+import { type Jose, loadJose } from "./load-jose.ts";
 import type { ProviderErrorCode } from "../protocol/codes.ts";
 import { PROVIDER_ERROR_VERSION } from "../protocol/provider-wire.ts";
 import { TRACE_JWS_TYPE } from "../protocol/trace-version.ts";
@@ -43,26 +36,36 @@ export function verifyGatewayToken(
   options: GatewayTokenOptions,
 ): (request: Request) => Promise<Response | null> {
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
-  const key = options.jwks
-    ? createLocalJWKSet(options.jwks as never)
-    : options.jwksUrl
-    ? createRemoteJWKSet(new URL(options.jwksUrl), {
-      timeoutDuration: JWKS_TIMEOUT_MS,
-      cooldownDuration: JWKS_COOLDOWN_MS,
-      [customFetch]: boundedFetch(fetchImpl, MAX_JWKS_BYTES, "the gateway's JWKS"),
-    })
-    : null;
-  if (key === null) throw new Error("verifyGatewayToken needs jwksUrl or jwks");
+  const { jwks } = options;
+  // Parsed now, so a bad URL fails where the provider is set up, not at its first request.
+  const jwksUrl = options.jwksUrl === undefined ? null : new URL(options.jwksUrl);
+  if (jwks === undefined && jwksUrl === null) {
+    throw new Error("verifyGatewayToken needs jwksUrl or jwks");
+  }
+  // Made once, with the first token: a remote key set keeps its cache between requests.
+  let keySet:
+    | ReturnType<Jose["createLocalJWKSet"]>
+    | ReturnType<Jose["createRemoteJWKSet"]>
+    | null = null;
+  const keyFrom = (jose: Jose) =>
+    keySet ??= jwks !== undefined
+      ? jose.createLocalJWKSet(jwks as never)
+      : jose.createRemoteJWKSet(jwksUrl as URL, {
+        timeoutDuration: JWKS_TIMEOUT_MS,
+        cooldownDuration: JWKS_COOLDOWN_MS,
+        [jose.customFetch]: boundedFetch(fetchImpl, MAX_JWKS_BYTES, "the gateway's JWKS"),
+      });
   return async (request) => {
     const match = /^Bearer ([^\s]+)$/i.exec(request.headers.get("authorization") ?? "");
     if (match === null) return unauthorized("a gateway token is required");
     const token = match[1] as string;
     if (tokenTooLarge(token)) return unauthorized("the token is too large");
-    if (typeOf(token) === TRACE_JWS_TYPE) {
+    const jose = await loadJose();
+    if (typeOf(jose, token) === TRACE_JWS_TYPE) {
       return unauthorized("a signed search trace is not a gateway token");
     }
     try {
-      const { payload } = await jwtVerify(token, key, {
+      const { payload } = await jose.jwtVerify(token, keyFrom(jose), {
         algorithms: ["EdDSA"],
         // Gateway tokens say `typ: JWT`; anything else the gateway signs is not a token.
         typ: "JWT",
@@ -76,6 +79,7 @@ export function verifyGatewayToken(
       }
       return null;
     } catch (error) {
+      const { errors } = jose;
       if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) {
         return refuse(503, "adapter_unavailable", "the gateway's keys could not be fetched");
       }
@@ -85,9 +89,9 @@ export function verifyGatewayToken(
 }
 
 /** The protected header's `typ`, lowercased; null when it cannot be read or has none. */
-function typeOf(token: string): string | null {
+function typeOf(jose: Jose, token: string): string | null {
   try {
-    const typ = decodeProtectedHeader(token).typ;
+    const typ = jose.decodeProtectedHeader(token).typ;
     return typeof typ === "string" ? typ.toLowerCase() : null;
   } catch {
     return null;
