@@ -14,7 +14,6 @@ import { readCommandManifest } from "../providers/command-bridge/command-manifes
 import { openAlexAdapter, openAlexConfig } from "../providers/papers/openalex-adapter.ts";
 import { searxngAdapter, searxngConfig } from "../providers/searxng/searxng-adapter.ts";
 import { exaAdapter, githubAdapter, githubLocator } from "../src/builtins/mod.ts";
-import { serveProvider } from "../src/kit/serve-provider.ts";
 import { MAX_EXPAND_TEXT_CHARS, TRUNCATION_MARKER } from "../src/protocol/limits.ts";
 import { ProviderError, type SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { isRfc3339 } from "../src/protocol/provider-actions.ts";
@@ -23,7 +22,7 @@ import { httpProvider } from "../src/transport/http-provider.ts";
 import { exchangeOverFetch } from "../src/io/provider-exchange.ts";
 import { inProcessProvider } from "../src/transport/in-process-provider.ts";
 import type { ProviderClient } from "../src/transport/provider-client.ts";
-import { listen } from "../src/runtime/node-listen.ts";
+import { bothWays } from "./support/both-ways.ts";
 import { type Handler, hold, raw, startServer, type TestServer } from "./support/servers.ts";
 
 const call = () => ({ signal: AbortSignal.timeout(5_000), requestId: "actions-test" });
@@ -42,29 +41,6 @@ const DOCS: CorpusDocument[] = [
     published_at: "2025-06-15",
   },
 ];
-
-/** The adapter over HTTP (serveProvider on 127.0.0.1 and the gateway's HTTP client) and in process. */
-async function bothWays(
-  adapter: SearchAdapter,
-  run: (client: ProviderClient, how: string) => Promise<void>,
-): Promise<void> {
-  await run(inProcessProvider(adapter), "in process");
-  const server = await listen(serveProvider(adapter).fetch, "127.0.0.1", 0);
-  try {
-    await run(
-      httpProvider({
-        name: adapter.name,
-        scope: adapter.scope,
-        endpoint: `http://127.0.0.1:${server.port}/search`,
-        exchange: exchangeOverFetch(fetch),
-        now: () => Date.now(),
-      }),
-      "over HTTP",
-    );
-  } finally {
-    await server.close();
-  }
-}
 
 function overHttp(server: TestServer, name = "p", scope = "s"): ProviderClient {
   const exchange = exchangeOverFetch(fetch);

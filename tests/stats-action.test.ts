@@ -18,9 +18,7 @@ import {
 } from "../src/protocol/limits.ts";
 import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
 import { httpProvider } from "../src/transport/http-provider.ts";
-import { inProcessProvider } from "../src/transport/in-process-provider.ts";
-import type { ProviderClient } from "../src/transport/provider-client.ts";
-import { listen } from "../src/runtime/node-listen.ts";
+import { bothWays } from "./support/both-ways.ts";
 import { type Handler, startServer } from "./support/servers.ts";
 
 const DOCS: CorpusDocument[] = [
@@ -34,28 +32,6 @@ const statsCall = (budget = 1_000_000) => ({
   budget: new ByteBudget(budget),
   connectGate: null,
 });
-
-async function bothWays(
-  adapter: SearchAdapter,
-  run: (client: ProviderClient, how: string) => Promise<void>,
-): Promise<void> {
-  await run(inProcessProvider(adapter), "in process");
-  const server = await listen(serveProvider(adapter).fetch, "127.0.0.1", 0);
-  try {
-    await run(
-      httpProvider({
-        name: adapter.name,
-        scope: adapter.scope,
-        endpoint: `http://127.0.0.1:${server.port}/search`,
-        exchange: exchangeOverFetch(fetch),
-        now: () => Date.now(),
-      }),
-      "over HTTP",
-    );
-  } finally {
-    await server.close();
-  }
-}
 
 /** A client of a provider that answers every request with `body` (and `status`). */
 async function answering(body: unknown, status = 200) {
