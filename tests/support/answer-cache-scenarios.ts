@@ -103,8 +103,13 @@ async function searchAt(app: App, path: string, token?: string): Promise<Body> {
   return body;
 }
 
-/** Lets the store's write, which runs after the answer, land. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+/**
+ * Lets the store's write, which runs after the answer, land: it takes a few milliseconds, but on a
+ * 2-core machine running the Node, Deno and workerd suites at once a Redis or Durable Object write
+ * has taken tens of them, so the pause leaves it five times the slowest seen.
+ */
+const SETTLE_MS = 250;
+const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 /**
  * A search repeated on the second instance reaches the provider once and says `cached`;
