@@ -110,7 +110,10 @@ describe("two instances over one shared store", () => {
   it("a streamed search on the other instance receives the leader's events and its final answer", async () => {
     const slowBefore = providers.slow.requests.length;
     const leading = pair.a("/v1/search?q=streamed&providers=slow");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Once the provider has A's search, A holds the flight: B's search can only join it.
+    for (let i = 0; i < 1_000 && providers.slow.requests.length === slowBefore; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     const res = await pair.b("/v1/search?q=streamed&providers=slow&stream=ndjson");
     const events = (await collect(res.body as ReadableStream<Uint8Array>, "ndjson")).map((a) =>
       a.event

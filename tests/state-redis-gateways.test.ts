@@ -178,8 +178,8 @@ if (missing !== null) {
         const path = "/v1/search?q=cached&providers=cached";
         const first = await (await pair.a(path)).json();
         assert.equal(first.result.candidates[0].cached, undefined);
-        // A's write runs after its answer.
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A's write runs after its answer: time for it to land on a machine running every suite.
+        await new Promise((resolve) => setTimeout(resolve, 250));
         const second = await (await pair.b(path)).json();
         assert.equal(second.result.candidates[0].cached, true);
         assert.equal(searchesAt(cached), 1);
