@@ -60,11 +60,6 @@ export class Descriptions {
     this.#asking.set(spec.name, { done: asking, at: this.now() });
   }
 
-  /** Settles once every describe in flight has answered (tests and a graceful stop). */
-  async settled(): Promise<void> {
-    await Promise.all([...this.#asking.values()].map((a) => a.done));
-  }
-
   /** The filters a provider declared, among those the gateway knows. */
   filtersOf(spec: ProviderSpec): FilterName[] {
     const declared = this.#entries.get(spec.name)?.description?.filters ?? [];

@@ -279,11 +279,6 @@ export class GatewayState {
     return unavailableIn(this.config, spec);
   }
 
-  /** Settles once every describe in flight has answered. */
-  async described(): Promise<void> {
-    await this.#descriptions?.settled();
-  }
-
   /**
    * Starts, in the background, a describe of each provider this caller may see whose answer is
    * missing or stale; a search never waits for it.
