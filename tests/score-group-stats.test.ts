@@ -11,7 +11,14 @@ import assert from "node:assert/strict";
 import { corpusAdapter } from "../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../src/kit/serve-provider.ts";
 import type { SearchAdapter } from "../src/protocol/provider-contract.ts";
-import { type Handler, hold, sleep, startServer, type TestServer } from "./support/servers.ts";
+import {
+  fetchHandler,
+  type Handler,
+  hold,
+  sleep,
+  startServer,
+  type TestServer,
+} from "./support/servers.ts";
 import { gateway, type ProviderEntry, search } from "./support/gateway.ts";
 import { AERO_DOCUMENTS } from "./support/aero-documents.ts";
 
@@ -27,19 +34,10 @@ const summed = (s: TestServer) =>
 /** The adapter served over HTTP; `override` answers an action itself (a refusal, a hold). */
 function served(adapter: SearchAdapter, override: Record<string, Handler> = {}): Handler {
   const app = serveProvider(adapter);
+  const viaApp = fetchHandler((request) => app.fetch(request));
   return async (req, res, body) => {
     const action = (JSON.parse(body) as Body).action ?? "";
-    const own = override[action];
-    if (own !== undefined) return await own(req, res, body);
-    const answer = await app.fetch(
-      new Request("http://provider/search", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      }),
-    );
-    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "" });
-    res.end(await answer.text());
+    return await (override[action] ?? viaApp)(req, res, body);
   };
 }
 

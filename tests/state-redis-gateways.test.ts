@@ -16,6 +16,7 @@ import * as redisServer from "./support/redis-server.ts";
 import { manifestOf } from "./support/gateway.ts";
 import {
   alternatingFailures,
+  assertNoFallbacks,
   callerLimitBurst,
   identicalBurst,
   type Instance,
@@ -188,13 +189,7 @@ if (missing !== null) {
       });
 
       it("no operation fell back to memory in these runs", async () => {
-        for (const instance of [pair.a, pair.b]) {
-          assert.deepEqual(await sharedStateOf(instance), {
-            backend: "redis",
-            state: "ok",
-            fallbacks: 0,
-          });
-        }
+        await assertNoFallbacks(pair, "redis");
       });
 
       it("Redis stopped: both answer searches ok and say degraded; Redis back: ok without a restart", async () => {

@@ -76,6 +76,23 @@ export function answer(
   };
 }
 
+/** Hands each request's body to a fetch handler (a kit provider's app) and sends back its answer. */
+export function fetchHandler(
+  fetch: (request: Request) => Response | Promise<Response>,
+): Handler {
+  return async (_req, res, body) => {
+    const answer = await fetch(
+      new Request("http://provider/search", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      }),
+    );
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "" });
+    res.end(await answer.text());
+  };
+}
+
 /** Sends JSON with a status and content type of the test's choosing. */
 export function raw(
   status: number,

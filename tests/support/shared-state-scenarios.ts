@@ -150,6 +150,13 @@ export async function sharedStateOf(instance: Instance) {
   };
 }
 
+/** Asserts that neither instance fell back to its own memory: `backend` served every operation. */
+export async function assertNoFallbacks(pair: Pair, backend: string): Promise<void> {
+  for (const instance of [pair.a, pair.b]) {
+    assert.deepEqual(await sharedStateOf(instance), { backend, state: "ok", fallbacks: 0 });
+  }
+}
+
 /** The caller limit the two-instance runs set: `caller_limits.searches_per_minute`. */
 export const SEARCHES_PER_MINUTE = 20;
 

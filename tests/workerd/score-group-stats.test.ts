@@ -10,7 +10,13 @@ import type { Miniflare } from "miniflare";
 import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../../src/kit/serve-provider.ts";
 import { assertEnvelope, manifestOf } from "../support/gateway.ts";
-import { type Handler, sleep, startServer, type TestServer } from "../support/servers.ts";
+import {
+  fetchHandler,
+  type Handler,
+  sleep,
+  startServer,
+  type TestServer,
+} from "../support/servers.ts";
 import { startWorker } from "./miniflare.ts";
 import { AERO_DOCUMENTS } from "../support/aero-documents.ts";
 
@@ -27,17 +33,7 @@ const summed = (s: TestServer) =>
 
 function served(adapter: ReturnType<typeof corpusAdapter>): Handler {
   const app = serveProvider(adapter);
-  return async (_req, res, body) => {
-    const answer = await app.fetch(
-      new Request("http://provider/search", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body,
-      }),
-    );
-    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "" });
-    res.end(await answer.text());
-  };
+  return fetchHandler((request) => app.fetch(request));
 }
 
 describe("score group statistics in workerd", () => {

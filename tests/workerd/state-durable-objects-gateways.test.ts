@@ -16,6 +16,7 @@ import type { Miniflare } from "miniflare";
 import { manifestOf } from "../support/gateway.ts";
 import {
   alternatingFailures,
+  assertNoFallbacks,
   callerLimitBurst,
   identicalBurst,
   type Instance,
@@ -24,7 +25,6 @@ import {
   type ScenarioProviders,
   scenarioProviders,
   SEARCHES_PER_MINUTE,
-  sharedStateOf,
 } from "../support/shared-state-scenarios.ts";
 import { GATEWAY_WORKER, startWorker } from "./miniflare.ts";
 
@@ -125,12 +125,6 @@ describe("two gateway workers over one Durable Object namespace", () => {
   );
 
   it("no operation fell back to memory in these runs", { timeout: CASE_MS }, async () => {
-    for (const instance of [pair.a, pair.b]) {
-      assert.deepEqual(await sharedStateOf(instance), {
-        backend: "durable_objects",
-        state: "ok",
-        fallbacks: 0,
-      });
-    }
+    await assertNoFallbacks(pair, "durable_objects");
   });
 });
