@@ -12,7 +12,8 @@
 import { redisServerPath, startRedis } from "../tests/support/redis-server.ts";
 import { interleaved, type Timed } from "./http-client.ts";
 import { type Row, verdict } from "./report.ts";
-import { type SoakGateway, startGateway } from "./soak-gateway.ts";
+import { storeGateway } from "./shared-state-fixtures.ts";
+import type { SoakGateway } from "./soak-gateway.ts";
 import { ms, p50, p99 } from "./stats.ts";
 import { GROUPS, SCOPE, type Urls } from "./targets.ts";
 
@@ -21,8 +22,6 @@ const CACHED_P50_TARGET_MS = 3;
 /** Sequential searches per case after WARM unrecorded rounds: scenario 6's counts. */
 const WARM = 50;
 const COUNT = 500;
-/** Hashes answers' identities before they reach the store; a benchmark's holds nothing to protect. */
-const BENCH_STATE_SECRET = "bench secret, 32 bytes or longer!";
 
 type Envelope = { code?: string; result?: { candidates?: Array<{ cached?: boolean }> } };
 
@@ -33,25 +32,14 @@ const CASES = [
 ] as const;
 
 function cacheGateway(urls: Urls, redis: string): Promise<SoakGateway> {
-  const manifest = {
-    schema_version: "tracefetch.providers.v1",
-    providers: CASES.flatMap((c) => c.names).map((name) => ({
-      name,
-      endpoint: urls[name] as string,
-      scope: SCOPE,
-      timeout_seconds: 10,
-      cache_ttl_seconds: 3600,
-    })),
-  };
-  return startGateway({
-    HOST: "127.0.0.1",
-    PORT: "0",
-    TRACEFETCH_MANIFEST: JSON.stringify(manifest),
-    TRACEFETCH_ALLOW_LOOPBACK: "1",
-    TRACEFETCH_API_DOCS: "0",
-    TRACEFETCH_STATE_URL: redis,
-    TRACEFETCH_STATE_SECRET: BENCH_STATE_SECRET,
-  });
+  const providers = CASES.flatMap((c) => c.names).map((name) => ({
+    name,
+    endpoint: urls[name] as string,
+    scope: SCOPE,
+    timeout_seconds: 10,
+    cache_ttl_seconds: 3600,
+  }));
+  return storeGateway(providers, redis);
 }
 
 async function envelope(url: string): Promise<Envelope> {

@@ -33,9 +33,10 @@ import {
   type FlakyProviders,
   flakyProviders,
   redisCliPath,
+  storeGateway,
   storeKeys,
 } from "./shared-state-fixtures.ts";
-import { type SoakGateway, startGateway } from "./soak-gateway.ts";
+import type { SoakGateway } from "./soak-gateway.ts";
 import { ms, p50, p99 } from "./stats.ts";
 import { GROUPS, SCOPE, type Urls, verify } from "./targets.ts";
 
@@ -52,8 +53,6 @@ const TRIALS = 200;
 const TRIALS_BUDGET_MS = 60_000;
 /** B's searches give up here: twice the mirror's age, so a miss shows as a miss, not a hang. */
 const FOLLOW_GIVE_UP_MS = 2 * MAX_MIRROR_AGE_MS;
-/** Hashes searches before they reach the store; a benchmark's store holds nothing to protect. */
-const BENCH_STATE_SECRET = "bench secret, 32 bytes or longer!";
 
 /**
  * The longest TTL each kind of key can carry (src/state/redis-state.ts names the kinds): a breaker
@@ -80,20 +79,10 @@ type Envelope = {
 
 /** A gateway over these providers, with Redis at `redis` or with no store at all. */
 function stateGateway(providers: Provider[], redis: string | null): Promise<SoakGateway> {
-  const manifest = {
-    schema_version: "tracefetch.providers.v1",
-    providers: providers.map((p) => ({ ...p, scope: SCOPE, timeout_seconds: 10 })),
-  };
-  return startGateway({
-    HOST: "127.0.0.1",
-    PORT: "0",
-    TRACEFETCH_MANIFEST: JSON.stringify(manifest),
-    TRACEFETCH_ALLOW_LOOPBACK: "1",
-    TRACEFETCH_API_DOCS: "0",
-    // Empty, so a store in the caller's own environment never reaches the gateway without one.
-    TRACEFETCH_STATE_URL: redis ?? "",
-    TRACEFETCH_STATE_SECRET: redis === null ? "" : BENCH_STATE_SECRET,
-  });
+  return storeGateway(
+    providers.map((p) => ({ ...p, scope: SCOPE, timeout_seconds: 10 })),
+    redis,
+  );
 }
 
 let searches = 0;

@@ -1,6 +1,7 @@
 /**
- * What the shared-state scenario (scenario-shared-state.ts) runs against besides the gateways: one
- * provider server whose providers answer until told to fail, noting when each was contacted and
+ * What the shared-state and answer-cache scenarios (scenario-shared-state.ts,
+ * scenario-answer-cache.ts) run against: their gateways, started as `npm start` starts them over a
+ * Redis or over none; one provider server whose providers answer until told to fail, noting when each was contacted and
  * when the gateway's probe was refused; and a read of every key the gateways left in Redis, with
  * its TTL, through Debian's redis-cli (ioredis is for src/state/redis-state.ts alone).
  */
@@ -12,7 +13,29 @@ import { DEFAULT_CONFORMANCE_QUERY } from "../src/protocol/limits.ts";
 import { redisServerPath } from "../tests/support/redis-server.ts";
 import { startServer } from "../tests/support/servers.ts";
 import { answerBody, candidates } from "./payload.ts";
+import { type SoakGateway, startGateway } from "./soak-gateway.ts";
 import { SCOPE } from "./targets.ts";
+
+/** Hashes searches before they reach the store; a benchmark's store holds nothing to protect. */
+const BENCH_STATE_SECRET = "bench secret, 32 bytes or longer!";
+
+/** A gateway over the manifest's providers, with Redis at `redis` or with no store at all. */
+export function storeGateway(
+  providers: ReadonlyArray<Record<string, unknown>>,
+  redis: string | null,
+): Promise<SoakGateway> {
+  const manifest = { schema_version: "tracefetch.providers.v1", providers };
+  return startGateway({
+    HOST: "127.0.0.1",
+    PORT: "0",
+    TRACEFETCH_MANIFEST: JSON.stringify(manifest),
+    TRACEFETCH_ALLOW_LOOPBACK: "1",
+    TRACEFETCH_API_DOCS: "0",
+    // Empty, so a store in the caller's own environment never reaches the gateway without one.
+    TRACEFETCH_STATE_URL: redis ?? "",
+    TRACEFETCH_STATE_SECRET: redis === null ? "" : BENCH_STATE_SECRET,
+  });
+}
 
 /** The gateway's probe starts right after the fifth failure and is refused within milliseconds. */
 const PROBE_WAIT_MS = 5_000;
