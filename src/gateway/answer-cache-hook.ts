@@ -48,6 +48,13 @@ export function answerCacheHook(context: HookContext): AnswerCacheHook {
   const asked = canonicalJson({ version: PROTOCOL_VERSION, query, limit, scope, filters });
   // Absent: any answer the cache still holds; 0: none, but the provider's new answer is kept.
   const maxAgeMs = max_age_seconds === undefined ? Infinity : max_age_seconds * 1000;
+  // The caller's part of a personal identity: the same for every provider, so made once.
+  let callerJson: string | null = null;
+  const whoAsks = () =>
+    callerJson ??= canonicalJson({
+      entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
+      sub: subjectOf(caller),
+    });
   const tickets = new Map<string, CacheTicket | null>();
   const open = (spec: ProviderSpec): CacheTicket | null => {
     let ticket = tickets.get(spec.name);
@@ -78,12 +85,7 @@ export function answerCacheHook(context: HookContext): AnswerCacheHook {
     const shared = isPublic(spec);
     // Canonical JSON of {provider, request} and, for a provider whose answer depends on who asks,
     // {entitlements, sub}: built from parts already canonical.
-    const personal = shared ? "" : `,"caller":${
-      canonicalJson({
-        entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
-        sub: subjectOf(caller),
-      })
-    }`;
+    const personal = shared ? "" : `,"caller":${whoAsks()}`;
     const identity = `{"provider":${entryOf(spec)},"request":${asked}${personal}}`;
     const started = now();
     const looked = cache.lookup(spec.name, identity, shared).catch(() => MISS);
