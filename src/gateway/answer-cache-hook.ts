@@ -15,7 +15,7 @@ import type { SearchRequest } from "../protocol/search-request.ts";
 import { MAX_CACHED_ANSWER_BYTES } from "../protocol/state-limits.ts";
 import { type Caller, subjectOf } from "../auth/caller.ts";
 import type { AnswerCache, CacheLookup } from "../state/answer-cache.ts";
-import { canonicalJson, isPublic } from "./search-identity.ts";
+import { canonicalJson, entitlementsOf, isPublic } from "./search-identity.ts";
 
 export { MemoryAnswerCache } from "../state/answer-cache.ts";
 
@@ -52,7 +52,7 @@ export function answerCacheHook(context: HookContext): AnswerCacheHook {
   let callerJson: string | null = null;
   const whoAsks = () =>
     callerJson ??= canonicalJson({
-      entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
+      entitlements: entitlementsOf(caller),
       sub: subjectOf(caller),
     });
   const tickets = new Map<string, CacheTicket | null>();

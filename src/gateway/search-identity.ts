@@ -24,6 +24,11 @@ export function isPublic(spec: ProviderSpec): boolean {
   return spec.auth.type !== "gateway-token" && spec.sensitivity === "public";
 }
 
+/** The scopes a caller was granted, sorted: what an identity keys on of who asks. */
+export function entitlementsOf(caller: Caller): string[] {
+  return caller.kind === "token" ? [...caller.scopes].sort() : [];
+}
+
 /**
  * The canonical JSON of the parsed request (defaults filled in, `view` left out: it only shapes
  * the answer), the scopes the caller was granted, and, when `run` holds a provider whose answer
@@ -41,7 +46,7 @@ export function searchIdentity(
   const personal = !run.every(isPublic);
   return canonicalJson({
     request: asked,
-    entitlements: caller.kind === "token" ? [...caller.scopes].sort() : [],
+    entitlements: entitlementsOf(caller),
     ...(personal ? { sub: subjectOf(caller) } : {}),
   });
 }
