@@ -13,6 +13,7 @@
  *   this instance's memory, whatever the adapter; only the generation may come from a store.
  * - No operation throws: a store that fails reads as a miss and stores nothing.
  */
+import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
 
 /** What a lookup found: the provider's generation now, and the answer if one is fresh. */
 export type CacheLookup = {
@@ -36,6 +37,37 @@ export interface AnswerCache {
   ): Promise<void>;
   /** A new generation for `provider`: every answer stored before it is unreachable. */
   invalidate(provider: string): Promise<void>;
+}
+
+/** A call that failed or timed out. */
+const FAILED = Symbol("failed");
+
+/**
+ * The calls a store-backed cache makes, each within the timeout: one that fails or is late reads
+ * as null, and the store is then left alone for STORE_RETRY_MS, so a hanging store costs a search
+ * at most one timeout.
+ */
+export class CacheCalls {
+  #downUntil = 0;
+
+  constructor(private readonly timeoutMs: number, private readonly now: () => number) {}
+
+  /** The call's answer; null when it failed, timed out, or the store is left alone. */
+  async run<T>(call: () => Promise<T>): Promise<T | null> {
+    if (this.now() < this.#downUntil) return null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<typeof FAILED>((resolve) => {
+      timer = setTimeout(() => resolve(FAILED), this.timeoutMs);
+    });
+    try {
+      const reply = await Promise.race([call().catch((): typeof FAILED => FAILED), late]);
+      if (reply !== FAILED) return reply;
+      this.#downUntil = this.now() + STORE_RETRY_MS;
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
 
 type Entry = { text: string; storedAt: number; expires: number; bytes: number };

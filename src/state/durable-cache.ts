@@ -13,8 +13,7 @@
  *   TRACEFETCH_STATE_TIMEOUT_MS reads as a miss and stores nothing, and the objects are then left
  *   alone for STORE_RETRY_MS, so an outage costs a search at most one timeout.
  */
-import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
-import { type AnswerCache, AnswerLru, type CacheLookup } from "./answer-cache.ts";
+import { type AnswerCache, AnswerLru, CacheCalls, type CacheLookup } from "./answer-cache.ts";
 import { hmacHex } from "./digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
 
@@ -39,14 +38,14 @@ const MISS: CacheLookup = { generation: null, found: null };
 export class DurableAnswerCache implements AnswerCache {
   readonly #local: AnswerLru;
   #mac: ((text: string) => Promise<string>) | null = null;
-  /** After a failure the objects are left alone until then. */
-  #downUntil = 0;
+  readonly #calls: CacheCalls;
 
   constructor(
     private readonly namespace: CacheNamespace,
     private readonly options: DurableCacheOptions,
   ) {
     this.#local = new AnswerLru(options.maxBytes, options.now);
+    this.#calls = new CacheCalls(options.timeoutMs, options.now);
   }
 
   async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
@@ -90,25 +89,12 @@ export class DurableAnswerCache implements AnswerCache {
   }
 
   /** One call within the timeout; null when it failed, timed out, or the objects are left alone. */
-  async #call(provider: string, ask: CacheAsk): Promise<CacheReply | null> {
-    const { now, timeoutMs } = this.options;
-    if (now() < this.#downUntil) return null;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), timeoutMs);
-    });
-    // A fresh stub each call: one an error broke stays broken, and one is cheap to make.
-    const call = (async () => {
+  #call(provider: string, ask: CacheAsk): Promise<CacheReply | null> {
+    return this.#calls.run(async () => {
+      // A fresh stub each call: one an error broke stays broken, and one is cheap to make.
       const stub = this.namespace.get(this.namespace.idFromName(`cache:${provider}`));
       return await stub.answers(ask);
-    })().catch(() => null);
-    try {
-      const reply = await Promise.race([call, late]);
-      if (reply === null) this.#downUntil = now() + STORE_RETRY_MS;
-      return reply;
-    } finally {
-      clearTimeout(timer);
-    }
+    });
   }
 
   /** An identity's digest: HMAC-SHA-256 under the state's secret, in hex. */

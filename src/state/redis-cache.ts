@@ -18,9 +18,9 @@
  *   the store's clock. A failure or a timeout reads as a miss and stores nothing.
  */
 import { Redis } from "ioredis";
-import { CACHE_GENERATION_TTL_MS, STORE_RETRY_MS } from "../protocol/state-limits.ts";
+import { CACHE_GENERATION_TTL_MS } from "../protocol/state-limits.ts";
 import { REDIS_OPTIONS } from "./redis-state.ts";
-import { type AnswerCache, AnswerLru, type CacheLookup } from "./answer-cache.ts";
+import { type AnswerCache, AnswerLru, CacheCalls, type CacheLookup } from "./answer-cache.ts";
 import { hex, hmacHex, sha256Hex } from "./digests.ts";
 
 /** The store's time in whole milliseconds, as text, so that no number is formatted by Lua. */
@@ -50,9 +50,6 @@ redis.call('SET', ARGV[2] .. ARGV[1] .. ':' .. ARGV[3], now .. ' ' .. ARGV[5], '
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return 1`;
 
-/** A command that failed or timed out. */
-const FAILED = Symbol("failed");
-
 type Call = (...args: Array<string | number>) => Promise<unknown>;
 
 export type RedisCacheOptions = {
@@ -79,8 +76,7 @@ export class RedisAnswerCache implements AnswerCache {
   readonly #local: AnswerLru;
   readonly #ready: Promise<void>;
   #mac: ((text: string) => Promise<string>) | null = null;
-  /** After a failure the store is left alone until then: a hanging Redis costs one timeout. */
-  #downUntil = 0;
+  readonly #calls: CacheCalls;
 
   constructor(private readonly options: RedisCacheOptions) {
     this.#client = new Redis(options.url, {
@@ -96,6 +92,7 @@ export class RedisAnswerCache implements AnswerCache {
       for (const event of ["ready", "close", "end"]) this.#client.once(event, () => resolve());
     });
     this.#local = new AnswerLru(options.maxBytes, options.now);
+    this.#calls = new CacheCalls(options.timeoutMs, options.now);
   }
 
   async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
@@ -168,28 +165,14 @@ export class RedisAnswerCache implements AnswerCache {
   }
 
   /** One command within the timeout; null when it failed, timed out, or the store is left alone. */
-  async #run(name: string, keys: string[], args: Array<string | number>): Promise<unknown> {
-    const { now, timeoutMs } = this.options;
-    if (now() < this.#downUntil) return null;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<typeof FAILED>((resolve) => {
-      timer = setTimeout(() => resolve(FAILED), timeoutMs);
-    });
-    const call = (async () => {
+  #run(name: string, keys: string[], args: Array<string | number>): Promise<unknown> {
+    return this.#calls.run(async () => {
       await this.#ready;
       const command = (this.#client as unknown as Record<string, Call>)[name] as Call;
       // Scripts take the number of keys first; plain commands take their key as an argument.
       const head = name.startsWith("tracefetch") ? [keys.length, ...keys] : keys;
       return await command.call(this.#client, ...head, ...args);
-    })().catch(() => FAILED);
-    try {
-      const reply = await Promise.race([call, late]);
-      if (reply !== FAILED) return reply;
-      this.#downUntil = now() + STORE_RETRY_MS;
-      return null;
-    } finally {
-      clearTimeout(timer);
-    }
+    });
   }
 
   /** The key of an answer kept in this instance's memory: any digest of fixed size will do. */
