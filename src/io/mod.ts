@@ -20,4 +20,3 @@ export * from "./byte-budget.ts";
 export * from "./provider-exchange.ts";
 export * from "./redact.ts";
 export * from "./gate.ts";
-export * from "./ip-rules.ts";
