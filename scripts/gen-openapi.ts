@@ -151,18 +151,23 @@ function operation(method: string, spec: OperationSpec, path: string): Fragment 
   };
 }
 
-/** HEAD where the route allows it: GET's status and headers, without a body. */
+/** HEAD where the route allows it: each of GET's statuses and headers, without a body. */
 function headOf(get: OperationSpec, getOperation: Fragment): Fragment {
+  const responses: Record<string, Fragment> = {};
+  for (const [status, answer] of Object.entries(getOperation.responses as Fragment)) {
+    const { headers } = answer as Fragment;
+    responses[status] = {
+      description: `GET's ${status} status and headers, no body.`,
+      ...(headers === undefined ? {} : { headers }),
+    };
+  }
   return {
     tags: [get.tag],
     summary: `${get.summary} (headers only)`,
     description: "The status and headers GET answers with, and no body.",
     operationId: `${get.id}Head`,
     parameters: getOperation.parameters,
-    responses: {
-      "200": { description: "GET's headers, no body." },
-      default: { description: "GET's status and headers, no body." },
-    },
+    responses,
   };
 }
 
@@ -204,6 +209,8 @@ export function renderOpenApi(): string {
       version: "1",
       description: ABOUT,
     },
+    // Relative: the document is served by the gateway it describes, so `/` is that gateway.
+    servers: [{ url: "/", description: "The gateway serving this document." }],
     tags: TAGS,
     security: [{}, { bearer: [] }],
     paths: paths(),
