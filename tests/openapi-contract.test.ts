@@ -11,6 +11,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { isDeepStrictEqual } from "node:util";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -188,6 +189,12 @@ async function problemsOf(route: string | null, c: ContractCase): Promise<string
   const isJson = media === "application/json";
   const body = isJson && text !== "" ? JSON.parse(text) : null;
   const code = c.code ?? (c.status === 405 ? "method_not_allowed" : undefined);
+  for (const [path, want] of Object.entries(c.shows ?? {})) {
+    const got = path.split(".").reduce((at: Json, key) => at?.[key], body);
+    if (!isDeepStrictEqual(got, want)) {
+      say(`$.${path}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+    }
+  }
   if (code !== undefined && body?.code !== code) say(`$.code: expected ${code}, got ${body?.code}`);
   if (c.method === "HEAD") return out;
   const op = route === null || unrouted ? undefined : doc.paths[route]?.[c.method.toLowerCase()];
@@ -204,12 +211,18 @@ async function problemsOf(route: string | null, c: ContractCase): Promise<string
         }`;
       if (body !== null) out.push(...check(`${at}/schema`, body).map((p) => `${label} ${p}`));
       if (content["x-item-schema"] !== undefined) {
-        for (const event of eventsOf(media, text)) {
+        const events = eventsOf(media, text);
+        if (events.length === 0) say("$: a stream with no event");
+        for (const event of events) {
           out.push(...check(`${at}/x-item-schema`, event).map((p) => `${label} event ${p}`));
         }
       }
       envelope = JSON.stringify(content.schema).includes("#/components/schemas/Envelope");
     }
+  }
+  // No operation (no route, or a method it does not allow): an envelope, as the document says.
+  if (body !== null && op === undefined) {
+    out.push(...check(`${DOC_ID}#/components/schemas/Envelope`, body).map((p) => `${label} ${p}`));
   }
   // The JSON Schemas under /schemas that apply: the envelope's, and a served schema is one.
   if (body !== null && envelope) {

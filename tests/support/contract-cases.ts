@@ -35,6 +35,8 @@ export type ContractCase = {
   /** The status expected, and the envelope's code when the answer is an envelope. */
   status: number;
   code?: EnvelopeCode;
+  /** Values the answer must hold, by dotted path (`result.mining.sink`): what the case shows. */
+  shows?: Record<string, unknown>;
   /** The request breaks the document on purpose: Prism's findings on the request's side are due. */
   outside?: true;
   /** What the world must be before it is sent; what `before` returns is run after it. */
@@ -58,6 +60,14 @@ const HUGE = "x".repeat(1_100_000);
 /** Over 16 KiB of request line and headers. */
 const LONG_QUERY = "q".repeat(17_000);
 
+/** A fault of the gateway's own: its 500 envelope. */
+const FAULT = {
+  name: "a fault of the gateway",
+  gateway: "faulty",
+  status: 500,
+  code: "internal_error",
+} as const;
+
 const holdSlot = async (world: World) => (await world.holdSlot()).release;
 
 /** The refusals of any GET: `pretty` out of range, no token, a bad token, keys out of reach. */
@@ -73,6 +83,7 @@ function readRefusals(path: string, open = false, gateway?: GatewayName): Contra
       code: "invalid_field",
       outside: true,
     },
+    { ...FAULT, method: "GET", path },
   ];
   if (open) return cases;
   return [
@@ -181,6 +192,7 @@ function bodyRefusals(
       status: 408,
       code: "request_timeout",
     },
+    { ...post, ...FAULT, json: valid },
     {
       ...post,
       name: "another body of this client's in reading",
@@ -315,6 +327,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       gateway: "full",
       status: 200,
       code: "ok",
+      shows: { "result.candidates.0.cached": true },
     },
     {
       name: "a sensitive provider, with a token granting it",
@@ -324,6 +337,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       token: "reader",
       status: 200,
       code: "ok",
+      shows: { "result.merged.0.sensitivity": "account-visible" },
     },
     {
       name: "one provider of two failed",
@@ -554,7 +568,14 @@ export const CASES: Record<string, readonly ContractCase[]> = {
     ...readRefusals("/v1/providers"),
   ],
   "/v1/status": [
-    { name: "README", method: "GET", path: "/v1/status", status: 200, code: "ok" },
+    {
+      name: "README",
+      method: "GET",
+      path: "/v1/status",
+      status: 200,
+      code: "ok",
+      shows: { "result.mining.sink": null, "result.mining.state": "disabled" },
+    },
     {
       name: "mining, shared state and limits on",
       method: "GET",
@@ -562,6 +583,12 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       gateway: "full",
       status: 200,
       code: "ok",
+      shows: {
+        "result.mining.sink": "file",
+        "result.mining.state": "enabled",
+        "result.shared_state.state": "ok",
+        "result.max_inflight": 1,
+      },
     },
     {
       name: "open even where every route needs a token",
@@ -662,6 +689,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       status: 503,
       code: "auth_unavailable",
     },
+    { ...FAULT, method: "POST", path: "/mcp", headers: MCP_ACCEPT, json: MCP_INIT },
     { name: "no server stream", method: "GET", path: "/mcp", status: 405 },
     { name: "no session to end", method: "DELETE", path: "/mcp", status: 405 },
   ],
@@ -691,6 +719,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       path: "/.well-known/jwks.json",
       gateway: "full",
       status: 200,
+      shows: { "keys.0.kid": "gateway-1" },
     },
     {
       name: "no signing key",
@@ -787,9 +816,7 @@ export const UNROUTED: readonly ContractCase[] = [
  * Documented answers no request from outside can bring about, each with the reason; the test
  * still checks that each is documented where the code table says.
  */
-export const UNREACHED: Partial<Record<EnvelopeCode, string>> = {
-  internal_error: "a fault of the gateway, which no well-made request can cause",
-};
+export const UNREACHED: Partial<Record<EnvelopeCode, string>> = {};
 
 /**
  * Refusals of the listener, before any route is chosen: documented on every operation, and shown

@@ -10,6 +10,7 @@
  *   in flight at most, /docs; providers for every outcome (a corpus with expand and refresh, a
  *   sensitive one, one that fails, one that implements no action, one that holds, a costly one).
  * - `locked`: every route needs a token, whose keys cannot be fetched; /docs off.
+ * - `faulty`: a port that throws on every request, so each route answers its 500.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -31,7 +32,7 @@ import { manifestOf, settingsFor } from "./gateway.ts";
 import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
 import { open } from "./raw-http.ts";
 
-export type GatewayName = "default" | "full" | "locked";
+export type GatewayName = "default" | "full" | "locked" | "faulty";
 export type TokenName = "reader" | "plain" | "admin" | "expired" | "invalid" | "unfetchable";
 
 export const GATEWAY_HEADER = "x-contract-gateway";
@@ -119,9 +120,10 @@ export async function startGateways(): Promise<Gateways> {
   const bare = await serve(raw(501, "{}"));
   const dear = await serve(answer("dear", "dear", hit));
   const gate = { open: opened() };
-  const slow: TestServer = await serve(async (_req, res) => {
-    await gate.open.promise;
-    answer("slow", "slow", hit)(_req, res, "");
+  // A search waits for the gate; a health probe (GET /v1/doctor) is answered at once.
+  const slow: TestServer = await serve(async (req, res, body) => {
+    if (body.includes('"query"')) await gate.open.promise;
+    answer("slow", "slow", hit)(req, res, body);
   });
 
   const signing = await keyPair("EdDSA", "gateway-1");
@@ -185,6 +187,21 @@ export async function startGateways(): Promise<Gateways> {
     { ...nodePorts(), apiDocs: null, peerAddress: servedPeerAddress },
   );
 
+  const faulty = createGateway(
+    settingsFor(manifestOf([{ name: "notes", endpoint: notesUrl }]), {}, {
+      allowLoopback: true,
+      describeProviders: false,
+    }),
+    {
+      ...nodePorts(),
+      peerAddress: () => {
+        // Its stack is its message, so the gateway's log of it is one line.
+        const fault = new Error("a fault the contract test planted");
+        fault.stack = fault.message;
+        throw fault;
+      },
+    },
+  );
   const replays = new Map<string, Response>();
   const front = await listen(
     (request, info) => {
@@ -197,6 +214,7 @@ export async function startGateways(): Promise<Gateways> {
       const name = request.headers.get(GATEWAY_HEADER) ?? "default";
       if (name === "full") return full.fetch(request, info);
       if (name === "locked") return locked.fetch(request, info);
+      if (name === "faulty") return faulty.fetch(request, info);
       if (defaultFetch === null) throw new Error("the embedded default did not serve its gateway");
       return defaultFetch(request, info);
     },
@@ -231,10 +249,11 @@ export async function startGateways(): Promise<Gateways> {
 
   const world: World = {
     holdSlot: async () => {
-      const seen = slow.requests.length;
+      const searches = () => slow.requests.filter((r) => r.body.includes('"query"')).length;
+      const seen = searches();
       const running = Promise.resolve(full.request("/v1/search?q=held&providers=slow"))
         .then((r) => r.text());
-      while (slow.requests.length === seen) await new Promise((r) => setTimeout(r, 5));
+      while (searches() === seen) await new Promise((r) => setTimeout(r, 5));
       return {
         release: async () => {
           gate.open.resolve();
