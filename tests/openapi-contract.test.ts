@@ -49,7 +49,8 @@ let gateways: Gateways;
 let prism: Prism;
 let dir: string;
 let doc: Json;
-const ajv = new Ajv2020({ allErrors: true, strict: false });
+// verbose: each finding carries the value it is about, for its message.
+const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
 
 before(async () => {
@@ -76,11 +77,52 @@ const escape = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
 const jsonPath = (pointer: string) => `$${pointer.replaceAll("/", ".")}`;
 
 /** The problems ajv finds in `value` against the schema at `ref`, each as `path: message`. */
-function check(ref: string, value: unknown): string[] {
+function check(ref: string, value: unknown, at = ""): string[] {
   const validate = ajv.getSchema(ref);
   if (validate === undefined) return [`${ref}: no such schema`];
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => `${jsonPath(e.instancePath)}: ${e.message} (${ref})`);
+  return (validate.errors ?? []).map((e) => {
+    // The field itself, when the finding is about one: extra, or missing.
+    const field = e.params.additionalProperty ?? e.params.missingProperty;
+    const path = jsonPath(`${at}${e.instancePath}${field === undefined ? "" : `/${field}`}`);
+    const what = e.keyword === "additionalProperties"
+      ? "answered, and not in the document"
+      : e.keyword === "required"
+      ? "required by the document, not answered"
+      : e.keyword === "enum"
+      ? `answered ${JSON.stringify(e.data)}, the document allows ${
+        JSON.stringify(e.params.allowedValues)
+      }`
+      : `${e.message}, answered ${JSON.stringify(e.data)?.slice(0, 80)}`;
+    return `${path}: ${what} (${ref.replace(DOC_ID, "/openapi.json")})`;
+  });
+}
+
+/**
+ * The problems of an envelope whose result the document names (`envelopeOf`): the result against
+ * its own schema, for precise paths; the rest against `envelope` without the result when the
+ * result failed, as the envelope's `result` is any one of every result, and each would fail.
+ */
+function checkEnvelope(envelope: string, result: string | null, body: Json): string[] {
+  const own = result === null || body?.result === undefined
+    ? []
+    : check(`${DOC_ID}${result}`, body.result, "/result");
+  const { result: _, ...header } = body ?? {};
+  return [...own, ...check(envelope, own.length > 0 ? header : body)];
+}
+
+/** Prism's findings, one line per place: an `anyOf` fails in every branch, each a finding. */
+function prismLines(found: Array<{ location: string[]; message: string }>): string[] {
+  const byPlace = new Map<string, string[]>();
+  for (const v of found) {
+    const place = v.location.join(".");
+    byPlace.set(place, [...byPlace.get(place) ?? [], v.message]);
+  }
+  return [...byPlace].map(([place, messages]) =>
+    `prism ${place}: ${messages[0]}${
+      messages.length > 1 ? ` (and ${messages.length - 1} more findings there)` : ""
+    }`
+  );
 }
 
 /** The bytes a raw case sends on its socket. */
@@ -169,6 +211,11 @@ async function headProblems(route: string, c: ContractCase): Promise<string[]> {
 /** Every problem with one case's answer, each naming method, route, status and where. */
 async function problemsOf(route: string | null, c: ContractCase): Promise<string[]> {
   if (c.method === "HEAD" && route !== null) return await headProblems(route, c);
+  // The same finding from two checks is said once.
+  return [...new Set(await answerProblems(route, c))];
+}
+
+async function answerProblems(route: string | null, c: ContractCase): Promise<string[]> {
   const { res, text } = await send(c);
   const label = `${c.method} ${route ?? c.path} ${res.status} [${
     c.gateway ?? "default"
@@ -177,14 +224,14 @@ async function problemsOf(route: string | null, c: ContractCase): Promise<string
   const say = (what: string) => out.push(`${label} ${what}`);
   if (res.status !== c.status) say(`status: expected ${c.status}`);
   let unrouted = false;
-  for (const v of violationsOf(res.headers)) {
+  const found = violationsOf(res.headers).filter((v) => {
     if (v.message === "Selected route not found" && (route === null || res.status === 405)) {
       unrouted = true;
-      continue;
+      return false;
     }
-    if (v.location[0] === "request" && (c.outside || c.raw)) continue;
-    say(`prism ${v.location.join(".")}: ${v.message}`);
-  }
+    return !(v.location[0] === "request" && (c.outside || c.raw));
+  });
+  for (const line of prismLines(found)) say(line);
   const media = (res.headers.get("content-type") ?? "").split(";")[0]?.trim() ?? "";
   const isJson = media === "application/json";
   const body = isJson && text !== "" ? JSON.parse(text) : null;
@@ -199,7 +246,6 @@ async function problemsOf(route: string | null, c: ContractCase): Promise<string
   if (c.method === "HEAD") return out;
   const op = route === null || unrouted ? undefined : doc.paths[route]?.[c.method.toLowerCase()];
   const answer = op?.responses[String(res.status)] ?? op?.responses.default;
-  let envelope = op === undefined;
   if (op !== undefined && answer === undefined) say("status: not documented");
   if (answer !== undefined && text !== "") {
     const content = answer.content?.[media];
@@ -209,7 +255,19 @@ async function problemsOf(route: string | null, c: ContractCase): Promise<string
         `/responses/${res.status in op.responses ? res.status : "default"}/content/${
           escape(media)
         }`;
-      if (body !== null) out.push(...check(`${at}/schema`, body).map((p) => `${label} ${p}`));
+      const envelope = JSON.stringify(content.schema).includes("#/components/schemas/Envelope");
+      const result: string | null = content.schema?.allOf?.[1]?.properties?.result?.$ref ?? null;
+      if (body !== null) {
+        const found = envelope
+          ? checkEnvelope(`${at}/schema`, result, body)
+          : check(`${at}/schema`, body);
+        out.push(...found.map((p) => `${label} ${p}`));
+      }
+      if (body !== null && envelope) {
+        out.push(
+          ...check("/schemas/envelope.json", body).map((p) => `${label} ${p}`),
+        );
+      }
       if (content["x-item-schema"] !== undefined) {
         const events = eventsOf(media, text);
         if (events.length === 0) say("$: a stream with no event");
@@ -217,17 +275,16 @@ async function problemsOf(route: string | null, c: ContractCase): Promise<string
           out.push(...check(`${at}/x-item-schema`, event).map((p) => `${label} event ${p}`));
         }
       }
-      envelope = JSON.stringify(content.schema).includes("#/components/schemas/Envelope");
     }
   }
-  // No operation (no route, or a method it does not allow): an envelope, as the document says.
+  // No operation (no route, or a method it does not allow): an envelope, as the document says,
+  // and as /schemas/envelope.json says.
   if (body !== null && op === undefined) {
-    out.push(...check(`${DOC_ID}#/components/schemas/Envelope`, body).map((p) => `${label} ${p}`));
+    for (const ref of [`${DOC_ID}#/components/schemas/Envelope`, "/schemas/envelope.json"]) {
+      out.push(...check(ref, body).map((p) => `${label} ${p}`));
+    }
   }
-  // The JSON Schemas under /schemas that apply: the envelope's, and a served schema is one.
-  if (body !== null && envelope) {
-    out.push(...check("/schemas/envelope.json", body).map((p) => `${label} ${p}`));
-  }
+  // A served JSON Schema is one.
   if (route === "/schemas/{name}.json" && res.status === 200) {
     try {
       ajv.compile({ ...body, $id: `https://tracefetch.test${c.path}` });
