@@ -235,6 +235,9 @@ async function answerProblems(route: string | null, c: ContractCase): Promise<st
   const media = (res.headers.get("content-type") ?? "").split(";")[0]?.trim() ?? "";
   const isJson = media === "application/json";
   const body = isJson && text !== "" ? JSON.parse(text) : null;
+  if (c.type !== undefined && media !== c.type) {
+    say(`content-type: expected ${c.type}, got ${media}`);
+  }
   const code = c.code ?? (c.status === 405 ? "method_not_allowed" : undefined);
   for (const [path, want] of Object.entries(c.shows ?? {})) {
     const got = path.split(".").reduce((at: Json, key) => at?.[key], body);

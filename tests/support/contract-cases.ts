@@ -35,6 +35,8 @@ export type ContractCase = {
   /** The status expected, and the envelope's code when the answer is an envelope. */
   status: number;
   code?: EnvelopeCode;
+  /** The media type the answer must have, where the case shows one of several. */
+  type?: string;
   /** Values the answer must hold, by dotted path (`result.mining.sink`): what the case shows. */
   shows?: Record<string, unknown>;
   /** The request breaks the document on purpose: Prism's findings on the request's side are due. */
@@ -269,6 +271,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       path: "/",
       headers: { accept: "text/html" },
       status: 200,
+      type: "text/html",
     },
     { name: "headers only", method: "HEAD", path: "/", status: 200 },
     { name: "a method it does not allow", method: "POST", path: "/", status: 405 },
@@ -302,6 +305,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       method: "GET",
       path: "/v1/search?q=deadline&stream=ndjson",
       status: 200,
+      type: "application/x-ndjson",
     },
     {
       name: "README, streamed as SSE",
@@ -309,6 +313,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       path: "/v1/search?q=deadline",
       headers: { accept: "text/event-stream" },
       status: 200,
+      type: "text/event-stream",
     },
     {
       name: "with filters, cached on the full gateway",
@@ -353,6 +358,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       path: "/v1/search?q=deadline&providers=notes,broken&stream=sse",
       gateway: "full",
       status: 200,
+      type: "text/event-stream",
     },
     {
       name: "README, a refusal",
@@ -434,7 +440,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       name: "README, the JSON form",
       method: "POST",
       path: "/v1/search",
-      json: { query: "deadline", limit: 5 },
+      json: { query: "deadline", scope: "auto", limit: 5, view: "merged", timeout_ms: 3000 },
       status: 200,
       code: "ok",
     },
@@ -445,6 +451,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       headers: { accept: "application/x-ndjson" },
       json: { query: "deadline" },
       status: 200,
+      type: "application/x-ndjson",
     },
     {
       name: "a field of the wrong type",
@@ -627,6 +634,28 @@ export const CASES: Record<string, readonly ContractCase[]> = {
       status: 200,
     },
     {
+      name: "the tools",
+      method: "POST",
+      path: "/mcp",
+      headers: { ...MCP_ACCEPT, "mcp-protocol-version": "2025-06-18" },
+      json: { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      status: 200,
+    },
+    {
+      name: "a search with a progress token: its progress and answer as SSE",
+      method: "POST",
+      path: "/mcp",
+      headers: { ...MCP_ACCEPT, "mcp-protocol-version": "2025-06-18" },
+      json: {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "search", arguments: { query: "deadline" }, _meta: { progressToken: 1 } },
+      },
+      status: 200,
+      type: "text/event-stream",
+    },
+    {
       name: "a notification",
       method: "POST",
       path: "/mcp",
@@ -800,6 +829,13 @@ export const CASES: Record<string, readonly ContractCase[]> = {
 /** Requests to no route: answered 404 (or by the listener) whatever the path. */
 export const UNROUTED: readonly ContractCase[] = [
   { name: "no such route", method: "GET", path: "/nope", status: 404, code: "not_found" },
+  {
+    name: "one spelling per route: no trailing slash",
+    method: "GET",
+    path: "/v1/search/?q=deadline",
+    status: 404,
+    code: "not_found",
+  },
   {
     name: "both Transfer-Encoding and Content-Length",
     method: "POST",
