@@ -83,7 +83,8 @@ const ABOUT = "A federated search gateway for agents. Every JSON answer of `/v1/
 const HEADERS: Record<string, Fragment> = {
   RequestId: {
     description: "The caller's `x-request-id` when it matches `^[A-Za-z0-9._-]{1,64}$`, else a " +
-      "generated UUID; the same as the envelope's `request_id`.",
+      "generated UUID; the same as the envelope's `request_id`. Every envelope is sent with it.",
+    required: true,
     schema: { type: "string" },
   },
   RetryAfter: {

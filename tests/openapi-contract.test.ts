@@ -201,8 +201,12 @@ async function headProblems(route: string, c: ContractCase): Promise<string[]> {
   const label = `HEAD ${route} ${res.status} [${c.gateway ?? "default"}: ${c.name}]`;
   const out: string[] = [];
   if (res.status !== c.status) out.push(`${label} status: expected ${c.status}`);
-  if (doc.paths[route]?.head?.responses[String(res.status)] === undefined) {
-    out.push(`${label} status: not documented`);
+  const documented = doc.paths[route]?.head?.responses[String(res.status)];
+  if (documented === undefined) out.push(`${label} status: not documented`);
+  for (const [name, header] of Object.entries(documented?.headers ?? {}) as Array<[string, Json]>) {
+    const required = header.required ??
+      doc.components.headers[header.$ref?.split("/").at(-1)]?.required;
+    if (required === true && !res.headers.has(name)) out.push(`${label} ${name}: a header missing`);
   }
   if ((await res.text()) !== "") out.push(`${label} $: a body`);
   return out;
