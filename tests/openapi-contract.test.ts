@@ -34,7 +34,8 @@ import {
   REPLAY_HEADER,
   startGateways,
 } from "./support/contract-gateways.ts";
-import { type Prism, startPrism, violationsOf } from "./support/contract-prism.ts";
+import { type Prism, prismLines, startPrism, violationsOf } from "./support/contract-prism.ts";
+import { rawRequest } from "./support/contract-case.ts";
 import { exchange } from "./support/raw-http.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -109,37 +110,6 @@ function checkEnvelope(envelope: string, result: string | null, body: Json): str
     : check(`${DOC_ID}${result}`, body.result, "/result");
   const { result: _, ...header } = body ?? {};
   return [...own, ...check(envelope, own.length > 0 ? header : body)];
-}
-
-/** Prism's findings, one line per place: an `anyOf` fails in every branch, each a finding. */
-function prismLines(found: Array<{ location: string[]; message: string }>): string[] {
-  const byPlace = new Map<string, string[]>();
-  for (const v of found) {
-    const place = v.location.join(".");
-    byPlace.set(place, [...byPlace.get(place) ?? [], v.message]);
-  }
-  return [...byPlace].map(([place, messages]) =>
-    `prism ${place}: ${messages[0]}${
-      messages.length > 1 ? ` (and ${messages.length - 1} more findings there)` : ""
-    }`
-  );
-}
-
-/** The bytes a raw case sends on its socket. */
-function rawRequest(c: ContractCase, token: string | null): Buffer {
-  const body = typeof c.body === "string" ? Buffer.from(c.body) : Buffer.from(c.body ?? []);
-  const headers: Record<string, string> = {
-    host: "127.0.0.1",
-    [GATEWAY_HEADER]: c.gateway ?? "default",
-    ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-    ...c.headers,
-  };
-  if (c.method !== "GET" && headers["content-length"] === undefined) {
-    // A stalled body announces more than it sends.
-    headers["content-length"] = String(body.length + (c.raw === "stall" ? 10 : 0));
-  }
-  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
-  return Buffer.concat([Buffer.from(`${c.method} ${c.path} HTTP/1.1\r\n${head}\r\n`), body]);
 }
 
 /** Sends a case through Prism: its answer, body and Prism's findings. */

@@ -87,3 +87,17 @@ export function violationsOf(headers: Headers): PrismViolation[] {
     message: "more findings than Prism's header holds",
   }];
 }
+
+/** Prism's findings, one line per place: an `anyOf` fails in every branch, each a finding. */
+export function prismLines(found: Array<{ location: string[]; message: string }>): string[] {
+  const byPlace = new Map<string, string[]>();
+  for (const v of found) {
+    const place = v.location.join(".");
+    byPlace.set(place, [...byPlace.get(place) ?? [], v.message]);
+  }
+  return [...byPlace].map(([place, messages]) =>
+    `prism ${place}: ${messages[0]}${
+      messages.length > 1 ? ` (and ${messages.length - 1} more findings there)` : ""
+    }`
+  );
+}
