@@ -40,7 +40,7 @@ import { exchange } from "./support/raw-http.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const DOC_ID = "https://tracefetch.test/openapi.json";
-/** A stalled body's 408 comes after the full gateway's 300 ms body deadline. */
+/** Bounds a raw case's wait: a stalled body's 408 comes after the full gateway's 1 s deadline. */
 const RAW_ANSWER_MS = 5_000;
 
 // deno-lint-ignore no-explicit-any
@@ -123,7 +123,8 @@ async function send(c: ContractCase) {
       !["content-length", "connection", "transfer-encoding", "keep-alive"].includes(name)
     );
     gateways.store(key, new Response(answer.body, { status: answer.status, headers: kept }));
-    // The same operation, asked with a request Prism can carry; the gateway's answer comes back.
+    // The same operation, asked with a request Prism can carry (no query, an empty JSON body: its
+    // findings about this request are not the case's); the gateway's answer comes back.
     const res = await fetch(`${prism.url}${c.path.split("?")[0]}`, {
       method: c.method,
       headers: { [REPLAY_HEADER]: key, "content-type": "application/json" },
