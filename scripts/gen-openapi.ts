@@ -83,7 +83,8 @@ const ABOUT = "A federated search gateway for agents. Every JSON answer of `/v1/
 const HEADERS: Record<string, Fragment> = {
   RequestId: {
     description: "The caller's `x-request-id` when it matches `^[A-Za-z0-9._-]{1,64}$`, else a " +
-      "generated UUID; the same as the envelope's `request_id`.",
+      "generated UUID; the same as the envelope's `request_id`. Every envelope is sent with it.",
+    required: true,
     schema: { type: "string" },
   },
   RetryAfter: {
@@ -151,18 +152,23 @@ function operation(method: string, spec: OperationSpec, path: string): Fragment 
   };
 }
 
-/** HEAD where the route allows it: GET's status and headers, without a body. */
+/** HEAD where the route allows it: each of GET's statuses and headers, without a body. */
 function headOf(get: OperationSpec, getOperation: Fragment): Fragment {
+  const responses: Record<string, Fragment> = {};
+  for (const [status, answer] of Object.entries(getOperation.responses as Fragment)) {
+    const { headers } = answer as Fragment;
+    responses[status] = {
+      description: `GET's ${status} status and headers, no body.`,
+      ...(headers === undefined ? {} : { headers }),
+    };
+  }
   return {
     tags: [get.tag],
     summary: `${get.summary} (headers only)`,
     description: "The status and headers GET answers with, and no body.",
     operationId: `${get.id}Head`,
     parameters: getOperation.parameters,
-    responses: {
-      "200": { description: "GET's headers, no body." },
-      default: { description: "GET's status and headers, no body." },
-    },
+    responses,
   };
 }
 
@@ -204,6 +210,8 @@ export function renderOpenApi(): string {
       version: "1",
       description: ABOUT,
     },
+    // Relative: the document is served by the gateway it describes, so `/` is that gateway.
+    servers: [{ url: "/", description: "The gateway serving this document." }],
     tags: TAGS,
     security: [{}, { bearer: [] }],
     paths: paths(),

@@ -32,8 +32,12 @@ export const jsonBody = (schema: string): Fragment => ({
   content: { "application/json": { schema: schemaRef(schema) } },
 });
 
-/** Any route: a presented token that fails, keys that cannot be fetched, a fault of the gateway. */
+/**
+ * Any route: a request line and headers over the listener's bound (answered before any route is
+ * chosen), a presented token that fails, keys that cannot be fetched, a fault of the gateway.
+ */
 export const ANY: EnvelopeCode[] = [
+  "headers_too_large",
   "token_invalid",
   "token_expired",
   "auth_unavailable",
@@ -44,7 +48,7 @@ export const GUARDED: EnvelopeCode[] = [...ANY, "unauthorized"];
 /** A GET: `pretty` other than 0 or 1. */
 export const READ: EnvelopeCode[] = [...GUARDED, "invalid_field"];
 /** A GET answered before the caller is resolved (the documents of the API, the page's files). */
-export const OPEN_READ: EnvelopeCode[] = ["internal_error", "invalid_field"];
+export const OPEN_READ: EnvelopeCode[] = ["headers_too_large", "internal_error", "invalid_field"];
 /** A POST body: its media type, size, deadline and encoding, its fields, and the bodies in read. */
 export const BODY: EnvelopeCode[] = [
   "unsupported_media_type",

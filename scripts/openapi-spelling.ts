@@ -1,7 +1,8 @@
 /**
  * The JSON Schemas of the OpenAPI document, spelt as OpenAPI 3.1 viewers read them best, with the
- * same meaning: a nullable field as `type: [T, "null"]` rather than an `anyOf` with a null branch,
- * a `const` with its type beside it, and "any value" as `true` rather than the empty schema.
+ * same meaning: a nullable field as `type: [T, "null"]` rather than an `anyOf` with a null branch
+ * (a nullable `enum` lists null among its values too, or null would fail the enum), a `const` with
+ * its type beside it, and "any value" as `true` rather than the empty schema.
  */
 type Json = unknown;
 
@@ -16,7 +17,8 @@ export function oasSpelling(value: Json): Json {
   if (Array.isArray(branches) && branches.length === 2 && Object.keys(out).length === 1) {
     const [some, none] = branches as Array<Record<string, Json>>;
     if (isNullType(none) && typeof some?.type === "string") {
-      return { ...some, type: [some.type, "null"] };
+      const values = Array.isArray(some.enum) ? { enum: [...some.enum, null] } : {};
+      return { ...some, type: [some.type, "null"], ...values };
     }
   }
   if ("const" in out && !("type" in out)) out.type = constType(out.const);

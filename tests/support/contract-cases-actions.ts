@@ -1,0 +1,182 @@
+/** The contract's cases of `/v1/expand`, `/v1/refresh` and `/mcp` (tests/support/contract-cases.ts). */
+import type { EnvelopeCode } from "../../src/protocol/codes.ts";
+import type { TokenName } from "./contract-gateways.ts";
+import { bodyRefusals, type ContractCase, FAULT, MCP_ACCEPT, MCP_INIT } from "./contract-case.ts";
+
+/** POST /v1/expand: the evidence, and each way it is refused. */
+export const EXPAND_CASES: readonly ContractCase[] = [
+  {
+    name: "the evidence behind a locator",
+    method: "POST",
+    path: "/v1/expand",
+    gateway: "full",
+    json: { provider: "notes", locator: "https://notes.example/deadlines" },
+    status: 200,
+    code: "ok",
+  },
+  ...[
+    ["notes", "https://notes.example/never", 404, "locator_unknown"],
+    ["nope", "x", 400, "unknown_provider"],
+    ["bare", "x", 400, "action_unsupported"],
+    ["broken", "x", 502, "provider_failed"],
+    ["private", "x", 401, "unauthorized"],
+    ["dear", "x", 429, "rate_limited"],
+  ].map(([provider, locator, status, code]): ContractCase => ({
+    name: code as string,
+    method: "POST",
+    path: "/v1/expand",
+    gateway: "full",
+    json: { provider, locator },
+    status: status as number,
+    code: code as EnvelopeCode,
+  })),
+  {
+    name: "a sensitive provider, a token without its scope",
+    method: "POST",
+    path: "/v1/expand",
+    gateway: "full",
+    token: "plain",
+    json: { provider: "private", locator: "x" },
+    status: 403,
+    code: "insufficient_scope",
+  },
+  {
+    name: "a locator whose source has changed",
+    method: "POST",
+    path: "/v1/expand",
+    gateway: "full",
+    json: { provider: "notes", locator: "https://notes.example/retries" },
+    status: 410,
+    code: "locator_expired",
+    before: (world) => world.forgetRetries(),
+  },
+  ...bodyRefusals(
+    "/v1/expand",
+    { provider: "notes", locator: "https://notes.example/deadlines" },
+    "full",
+  ),
+  { name: "a method it does not allow", method: "GET", path: "/v1/expand", status: 405 },
+];
+
+/** POST /v1/refresh: an admin's refresh, and each way it is refused. */
+export const REFRESH_CASES: readonly ContractCase[] = [
+  ...[
+    ["admin", "notes", 200, "ok"],
+    ["plain", "notes", 403, "forbidden"],
+    ["admin", "nope", 400, "unknown_provider"],
+    ["admin", "bare", 400, "action_unsupported"],
+    ["admin", "broken", 502, "provider_failed"],
+    ["reader", "private", 403, "forbidden"],
+  ].map(([token, provider, status, code]): ContractCase => ({
+    name: code as string,
+    method: "POST",
+    path: "/v1/refresh",
+    gateway: "full",
+    token: token as TokenName,
+    json: { provider },
+    status: status as number,
+    code: code as EnvelopeCode,
+  })),
+  ...bodyRefusals("/v1/refresh", { provider: "notes" }, "full"),
+  { name: "a method it does not allow", method: "GET", path: "/v1/refresh", status: 405 },
+];
+
+/** The MCP endpoint: JSON and SSE answers, its JSON-RPC errors, and the refusals before it. */
+export const MCP_CASES: readonly ContractCase[] = [
+  {
+    name: "initialize",
+    method: "POST",
+    path: "/mcp",
+    headers: MCP_ACCEPT,
+    json: MCP_INIT,
+    status: 200,
+  },
+  {
+    name: "the tools",
+    method: "POST",
+    path: "/mcp",
+    headers: { ...MCP_ACCEPT, "mcp-protocol-version": "2025-06-18" },
+    json: { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    status: 200,
+  },
+  {
+    name: "a search with a progress token: its progress and answer as SSE",
+    method: "POST",
+    path: "/mcp",
+    headers: { ...MCP_ACCEPT, "mcp-protocol-version": "2025-06-18" },
+    json: {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "search", arguments: { query: "deadline" }, _meta: { progressToken: 1 } },
+    },
+    status: 200,
+    type: "text/event-stream",
+  },
+  {
+    name: "a notification",
+    method: "POST",
+    path: "/mcp",
+    headers: MCP_ACCEPT,
+    json: { jsonrpc: "2.0", method: "notifications/initialized" },
+    status: 202,
+  },
+  {
+    name: "an MCP-Protocol-Version it does not speak",
+    method: "POST",
+    path: "/mcp",
+    headers: { ...MCP_ACCEPT, "mcp-protocol-version": "1999-01-01" },
+    json: { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    status: 400,
+  },
+  {
+    name: "an Accept it cannot answer",
+    method: "POST",
+    path: "/mcp",
+    headers: { accept: "text/plain" },
+    json: MCP_INIT,
+    status: 406,
+  },
+  {
+    name: "not JSON's media type",
+    method: "POST",
+    path: "/mcp",
+    headers: { ...MCP_ACCEPT, "content-type": "text/plain" },
+    body: "{}",
+    status: 415,
+    outside: true,
+  },
+  {
+    name: "a browser origin it does not allow",
+    method: "POST",
+    path: "/mcp",
+    headers: { ...MCP_ACCEPT, origin: "http://elsewhere.example" },
+    json: MCP_INIT,
+    status: 403,
+    code: "forbidden",
+  },
+  {
+    name: "no token where one is needed",
+    method: "POST",
+    path: "/mcp",
+    gateway: "locked",
+    headers: MCP_ACCEPT,
+    json: MCP_INIT,
+    status: 401,
+    code: "unauthorized",
+  },
+  {
+    name: "keys out of reach",
+    method: "POST",
+    path: "/mcp",
+    gateway: "locked",
+    token: "unfetchable",
+    headers: MCP_ACCEPT,
+    json: MCP_INIT,
+    status: 503,
+    code: "auth_unavailable",
+  },
+  { ...FAULT, method: "POST", path: "/mcp", headers: MCP_ACCEPT, json: MCP_INIT },
+  { name: "no server stream", method: "GET", path: "/mcp", status: 405 },
+  { name: "no session to end", method: "DELETE", path: "/mcp", status: 405 },
+];

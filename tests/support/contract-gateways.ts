@@ -1,0 +1,292 @@
+/**
+ * The gateways the API contract test asks (tests/openapi-contract.test.ts), behind one listener on
+ * 127.0.0.1 that Prism proxies: the `x-contract-gateway` header picks one, and `x-contract-replay`
+ * answers a stored answer again (for a request whose bytes Prism would rewrite, sent to the
+ * gateway straight and its answer then shown to Prism).
+ *
+ * - `default`: what `npm start` serves with no settings (launch() over the embedded default).
+ * - `full`: what the default leaves off turned on: tokens (HS256), a signing key (the JWKS),
+ *   mining to a file, the shared state (memory store), the answer cache, caller limits, one search
+ *   in flight at most, /docs; providers for every outcome (a corpus with expand and refresh, a
+ *   sensitive one, one that fails, one that implements no action, one that holds, a costly one).
+ * - `locked`: every route needs a token, whose keys cannot be fetched; /docs off.
+ * - `faulty`: a port that throws on every request, so each route answers its 500.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SignJWT } from "jose";
+import { createGateway } from "../../src/http/mod.ts";
+import { corpusAdapter, type CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
+import { serveProvider } from "../../src/kit/serve-provider.ts";
+import { readSettings } from "../../src/gateway/settings.ts";
+import { launch, type Listen, servedPeerAddress } from "../../src/runtime/launch.ts";
+import { listen } from "../../src/runtime/node-listen.ts";
+import { openTraceFile } from "../../src/runtime/trace-file-sink.ts";
+import { nodePorts } from "../../src/runtime/node-fetch.ts";
+import { GuardedState } from "../../src/state/guarded-state.ts";
+import { ADMIN_SCOPE } from "../../src/auth/caller.ts";
+import { MemoryStore } from "./memory-store.ts";
+import { answer, raw, startServer, type TestServer } from "./servers.ts";
+import { manifestOf, settingsFor } from "./gateway.ts";
+import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
+import { open } from "./raw-http.ts";
+
+export type GatewayName = "default" | "full" | "locked" | "faulty";
+export type TokenName = "reader" | "plain" | "admin" | "expired" | "invalid" | "unfetchable";
+
+export const GATEWAY_HEADER = "x-contract-gateway";
+export const REPLAY_HEADER = "x-contract-replay";
+
+const SECRET = "a contract test secret, 32 bytes or more";
+const VIEWER = "globalThis.Scalar = { createApiReference() {} };\n";
+
+/** The full gateway's body deadline (TRACEFETCH_BODY_TIMEOUT_MS). */
+const BODY_TIMEOUT_MS = 1_000;
+
+/** The full gateway's own limit per caller a day: a search naming `dear` alone goes past it. */
+const COST_MICROS_PER_DAY = 100;
+
+const NOTES: CorpusDocument[] = [
+  {
+    title: "Deadlines",
+    locator: "https://notes.example/deadlines",
+    text: "Every call has a deadline.",
+    published_at: "2025-03-01",
+  },
+  {
+    title: "Retries",
+    locator: "https://notes.example/retries",
+    text: "Retry with jitter.",
+    published_at: "2025-06-15",
+  },
+];
+
+/** A promise and the function that resolves it (Node 20 has no Promise.withResolvers). */
+function opened(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+/** What a case may do to the world before it is sent. */
+export type World = {
+  /** Starts a search on the full gateway that holds its one slot until `release()`. */
+  holdSlot: () => Promise<{ release: () => Promise<void> }>;
+  /** Holds one body of this client's in reading on the full gateway until `release()`. */
+  holdBody: () => Promise<{ release: () => Promise<void> }>;
+  /** The notes corpus reloads without "retries": the locator it issued is now expired. */
+  forgetRetries: () => Promise<void>;
+};
+
+export type Gateways = {
+  /** The one listener in front of every gateway. */
+  url: string;
+  port: number;
+  world: World;
+  token: (name: TokenName) => Promise<string>;
+  /** Stores an answer under a key for `x-contract-replay`. */
+  store: (key: string, answer: Response) => void;
+  close: () => Promise<void>;
+};
+
+export async function startGateways(): Promise<Gateways> {
+  const closing: Array<() => Promise<unknown>> = [];
+  const serve = async (handler: Parameters<typeof startServer>[0]) => {
+    const server = await startServer(handler);
+    closing.push(() => server.close());
+    return server;
+  };
+
+  // The embedded default, as npm start launches it: the gateway is the last thing it serves.
+  let defaultFetch: Parameters<Listen>[0] | null = null;
+  const capture: Listen = (fetch, host, port, deadlines) => {
+    defaultFetch = fetch;
+    return listen(fetch, host, port, deadlines);
+  };
+  const launched = await launch(readSettings({ PORT: "0" }), capture, nodePorts());
+  closing.push(() => launched.close());
+
+  let current = NOTES;
+  const notesAdapter = corpusAdapter("notes", "notes", NOTES, {
+    reload: () => Promise.resolve(current),
+  });
+  const notes = await listen(serveProvider(notesAdapter).fetch, "127.0.0.1", 0);
+  closing.push(() => notes.close());
+  const notesUrl = `http://127.0.0.1:${notes.port}/search`;
+  const hit = [{ title: "Private", locator: "https://private.example/1" }];
+  const privateServer = await serve(answer("private", "private", hit));
+  const broken = await serve(raw(500, "{}"));
+  const bare = await serve(raw(501, "{}"));
+  const dear = await serve(answer("dear", "dear", hit));
+  const gate = { open: opened() };
+  // A search waits for the gate; a health probe (GET /v1/doctor) is answered at once.
+  const slow: TestServer = await serve(async (req, res, body) => {
+    if (body.includes('"query"')) await gate.open.promise;
+    answer("slow", "slow", hit)(req, res, body);
+  });
+
+  const signing = await keyPair("EdDSA", "gateway-1");
+  const dir = await mkdtemp(join(tmpdir(), "tracefetch-contract-"));
+  closing.push(() => rm(dir, { recursive: true, force: true }));
+  const traceFile = join(dir, "traces.ndjson");
+  const fullEnv = {
+    TRACEFETCH_AUTH_SECRET: SECRET,
+    TRACEFETCH_AUTH_ISSUER: ISSUER,
+    TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
+    TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+    TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
+    TRACEFETCH_MAX_INFLIGHT: "1",
+    // A body that stops arriving is refused (408) in this long, not the default 10 s; long
+    // enough that a case sent while one is held (holdBody) arrives first.
+    TRACEFETCH_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+    TRACEFETCH_TRACE_FILE: traceFile,
+    TRACEFETCH_MINING_CONFIRMED: "1",
+    TRACEFETCH_TRACE_SECRET: SECRET,
+  };
+  const full = createGateway(
+    settingsFor(
+      manifestOf([
+        { name: "notes", endpoint: notesUrl, cache_ttl_seconds: 60 },
+        { name: "lone", scope: "lone", endpoint: notesUrl, isolated: true },
+        { name: "private", endpoint: privateServer.url, sensitivity: "account-visible" },
+        { name: "broken", endpoint: broken.url },
+        { name: "bare", endpoint: bare.url },
+        { name: "dear", endpoint: dear.url, cost_micros: COST_MICROS_PER_DAY + 1 },
+        { name: "slow", endpoint: slow.url, timeout_seconds: 10 },
+      ], {
+        caller_limits: { cost_micros_per_day: COST_MICROS_PER_DAY },
+        tiers: { fast: { cost_ceiling_micros: 0 } },
+      }),
+      fullEnv,
+      // One body in reading per client, so a held one refuses the next (429 overloaded).
+      { allowLoopback: true, describeProviders: false, maxBodiesInRead: 1 },
+    ),
+    {
+      ...nodePorts(),
+      state: new GuardedState(new MemoryStore(), {
+        timeoutMs: 1_000,
+        secret: SECRET,
+        now: () => performance.now(),
+        wall: () => Date.now(),
+      }),
+      traceSink: await openTraceFile(traceFile, 10_000_000),
+      apiDocs: () => Promise.resolve(VIEWER),
+      peerAddress: servedPeerAddress,
+    },
+  );
+  const locked = createGateway(
+    settingsFor(manifestOf([{ name: "notes", endpoint: notesUrl }]), {
+      TRACEFETCH_AUTH_JWKS_URL: "http://127.0.0.1:1/jwks.json",
+      TRACEFETCH_AUTH_ISSUER: ISSUER,
+      TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
+      TRACEFETCH_REQUIRE_AUTH: "on",
+      TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
+      TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
+    }, { allowLoopback: true, describeProviders: false }),
+    { ...nodePorts(), apiDocs: null, peerAddress: servedPeerAddress },
+  );
+
+  const faulty = createGateway(
+    settingsFor(manifestOf([{ name: "notes", endpoint: notesUrl }]), {}, {
+      allowLoopback: true,
+      describeProviders: false,
+    }),
+    {
+      ...nodePorts(),
+      peerAddress: () => {
+        // Its stack is its message, so the gateway's log of it is one line.
+        const fault = new Error("a fault the contract test planted");
+        fault.stack = fault.message;
+        throw fault;
+      },
+    },
+  );
+  const replays = new Map<string, Response>();
+  const front = await listen(
+    (request, info) => {
+      const replay = request.headers.get(REPLAY_HEADER);
+      if (replay !== null) {
+        const stored = replays.get(replay);
+        replays.delete(replay);
+        return stored ?? new Response(`no stored answer ${replay}`, { status: 599 });
+      }
+      const name = request.headers.get(GATEWAY_HEADER) ?? "default";
+      if (name === "full") return full.fetch(request, info);
+      if (name === "locked") return locked.fetch(request, info);
+      if (name === "faulty") return faulty.fetch(request, info);
+      if (defaultFetch === null) throw new Error("the embedded default did not serve its gateway");
+      return defaultFetch(request, info);
+    },
+    "127.0.0.1",
+    0,
+  );
+  closing.push(() => front.close());
+
+  const hs256 = new TextEncoder().encode(SECRET);
+  const signed = (claims: Record<string, unknown>) => {
+    const now = Math.floor(Date.now() / 1_000);
+    return new SignJWT({ scope: "", ...claims }).setProtectedHeader({ alg: "HS256" })
+      .setIssuer(ISSUER).setAudience(AUDIENCE).setSubject("contract").setIssuedAt(now - 60)
+      .setExpirationTime(claims.exp === undefined ? now + 3_600 : (claims.exp as number))
+      .sign(hs256);
+  };
+  const tokens: Record<TokenName, () => Promise<string>> = {
+    reader: () => signed({ scope: "tracefetch:private" }),
+    plain: () => signed({}),
+    admin: () => signed({ scope: `${ADMIN_SCOPE} tracefetch:private` }),
+    expired: () => signed({ exp: Math.floor(Date.now() / 1_000) - 3_600 }),
+    invalid: () => Promise.resolve("not.a.token"),
+    // Verified against the locked gateway's JWKS, which cannot be fetched.
+    unfetchable: () =>
+      Promise.resolve(forge({ alg: "EdDSA", kid: "k-1" }, {
+        iss: ISSUER,
+        aud: AUDIENCE,
+        sub: "contract",
+        exp: Math.floor(Date.now() / 1_000) + 3_600,
+      }, "c2ln")),
+  };
+
+  const world: World = {
+    holdSlot: async () => {
+      const searches = () => slow.requests.filter((r) => r.body.includes('"query"')).length;
+      const seen = searches();
+      const running = Promise.resolve(full.request("/v1/search?q=held&providers=slow"))
+        .then((r) => r.text());
+      while (searches() === seen) await new Promise((r) => setTimeout(r, 5));
+      return {
+        release: async () => {
+          gate.open.resolve();
+          await running;
+          gate.open = opened();
+        },
+      };
+    },
+    holdBody: async () => {
+      const socket = await open(front.port);
+      socket.write(
+        `POST /v1/expand HTTP/1.1\r\nhost: 127.0.0.1\r\n${GATEWAY_HEADER}: full\r\n` +
+          "content-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+      );
+      // Held once the gateway has begun to read it.
+      await new Promise((r) => setTimeout(r, 50));
+      return { release: () => Promise.resolve(socket.destroy()).then(() => {}) };
+    },
+    forgetRetries: async () => {
+      current = [NOTES[0] as CorpusDocument];
+      await notesAdapter.refresh?.(AbortSignal.timeout(5_000));
+    },
+  };
+
+  return {
+    url: `http://127.0.0.1:${front.port}`,
+    port: front.port,
+    world,
+    token: (name) => tokens[name](),
+    store: (key, answer) => replays.set(key, answer),
+    close: async () => {
+      gate.open.resolve();
+      for (const close of closing.reverse()) await close();
+    },
+  };
+}
