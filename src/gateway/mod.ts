@@ -14,8 +14,9 @@
  *   the start with one line naming the variable. Secrets are read by name only: the built-ins'
  *   keys by builtinsFromEnv (handed the loopback switch as parsed here), `auth: bearer` secrets by
  *   the name the manifest gives.
- * - A search takes an in-flight slot only after its request was read, validated and planned; a
- *   refused plan takes none and contacts no provider.
+ * - A search takes an in-flight slot only after its request was read, validated and its providers
+ *   picked; a refused pick takes none and contacts no provider. The slot is taken before the
+ *   caller's limits count the search, so a search shed as `overloaded` costs its caller nothing.
  * - Only GatewayState counts searches in flight, and a slot is given back exactly once, when the
  *   search's answer was delivered (a stream's last event written) or the run failed.
  * - The version the gateway reports is package.json's.
