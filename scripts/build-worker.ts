@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
 import { viewerFile } from "../src/runtime/api-docs-viewer.ts";
-import { flag } from "../src/gateway/env-values.ts";
+import { flag } from "../src/config/env-values.ts";
 
 /**
  * The main module's code alone, gzipped: the entry and the chunks it imports statically, which the

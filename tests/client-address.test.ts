@@ -6,7 +6,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { clientAddress, inRanges, UNKNOWN_CLIENT } from "../src/http/client-address.ts";
-import { addressRanges, parseIp } from "../src/gateway/env-values.ts";
+import { addressRanges, parseIp } from "../src/config/env-values.ts";
 
 const ranges = (list: string) =>
   addressRanges({ TRACEFETCH_TRUSTED_PROXIES: list }, "TRACEFETCH_TRUSTED_PROXIES");

@@ -5,7 +5,7 @@ import { validateManifest } from "../src/protocol/mod.ts";
 import { planSearch } from "../src/core/plan.ts";
 import { fuse } from "../src/core/fusion.ts";
 import { evidenceStateOf } from "../src/core/fan-out.ts";
-import { type Caller, entitlement } from "../src/auth/caller.ts";
+import { type Caller, entitlement } from "../src/core/caller.ts";
 
 const SCOPES = ["alpha", "beta", "gamma"];
 const GRANTS = [

@@ -13,8 +13,7 @@
  * - Sensitive providers are invisible to callers not entitled to their scope.
  * - A provider token has exactly one audience, a unique jti, and expires just past its attempt.
  */
-export * from "./auth-settings.ts";
-export * from "./caller.ts";
+export * from "./jwk-set.ts";
 export * from "./provider-token-signer.ts";
 export * from "./verify-caller.ts";
 export * from "./verify-gateway-token.ts";

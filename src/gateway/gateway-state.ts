@@ -9,8 +9,8 @@ import { type Picked, pickProviders, type Plan, walkPlan } from "../core/plan.ts
 import type { SuspensionView } from "../core/suspension.ts";
 import { type BreakerReads, Suspensions } from "./suspensions.ts";
 import { executePlan, type SearchDeps } from "../core/search.ts";
-import { type Caller, entitlement, GATEWAY_SUBJECT, subjectOf } from "../auth/caller.ts";
-import type { ResolvedConfig } from "./gateway-config.ts";
+import { type Caller, entitlement, GATEWAY_SUBJECT, subjectOf } from "../core/caller.ts";
+import type { ResolvedConfig } from "../config/gateway-config.ts";
 import {
   type Admission,
   admitted,
@@ -32,7 +32,7 @@ import { isPublic, searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
-import { ProviderLinks, tokenHeaders, unavailableIn } from "./provider-clients.ts";
+import { ProviderLinks, tokenHeaders, unavailableIn } from "../config/provider-clients.ts";
 import { charged, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";

@@ -14,8 +14,8 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { CLIENT_IPV6_PREFIX_BITS } from "../protocol/admission-limits.ts";
-import { type AddressRange, type IpBytes, parseIp } from "../gateway/env-values.ts";
-import type { PeerAddress } from "../gateway/gateway-config.ts";
+import { type AddressRange, type IpBytes, parseIp } from "../config/env-values.ts";
+import type { PeerAddress } from "../config/gateway-config.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 
 /** The one client every request of an unknown address counts as. */

@@ -16,7 +16,5 @@
  * - The queue is bounded; when full the oldest trace is dropped and counted, never the answer.
  * - The recorder and the sinks are dynamic imports: a gateway that records nothing never loads them.
  */
-export * from "./mining-config.ts";
 export * from "./mining-gate.ts";
-export * from "./sink.ts";
 export type { TraceInput } from "./build-trace.ts";

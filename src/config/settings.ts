@@ -8,7 +8,7 @@
  * `withManifest`, which validates it and reads the bearer secrets it names from the same
  * environment. Nothing below the roots reads an environment.
  */
-import type { AuthVariables } from "../auth/auth-settings.ts";
+import type { AuthVariables } from "./auth-settings.ts";
 import type { BuiltinKeys } from "../builtins/mod.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import {

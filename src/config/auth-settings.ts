@@ -5,19 +5,11 @@
  */
 import { ConfigError } from "../protocol/config-error.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
-import { isRecord } from "../protocol/json-value.ts";
+import { parseJwks } from "../auth/jwk-set.ts";
+import type { KeySource, VerifierSettings } from "../auth/verify-caller.ts";
 import { MIN_HS256_SECRET_BYTES } from "../protocol/limits.ts";
 
-export type KeySource =
-  | { kind: "jwks_url"; url: string }
-  | { kind: "jwks"; jwks: { keys: Record<string, unknown>[] } }
-  | { kind: "secret"; secret: Uint8Array };
-
-export type AuthSettings = {
-  /** How caller tokens are verified; empty when callers are all anonymous. */
-  sources: KeySource[];
-  issuer: string | null;
-  audience: string | null;
+export type AuthSettings = VerifierSettings & {
   requireAuth: boolean;
   /** TRACEFETCH_SIGNING_JWK as given: a private Ed25519 JWK or a JWKS of them. */
   signingJwk: string | null;
@@ -92,28 +84,4 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
     );
   }
   return { sources, issuer, audience, requireAuth, signingJwk, gatewayIssuer };
-}
-
-/** A JWK Set, or a single JWK taken as a set of one. */
-export function parseJwks(name: string, text: string): { keys: Record<string, unknown>[] } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`${name} is not JSON`);
-  }
-  const keys = isRecord(value) && Array.isArray(value.keys)
-    ? value.keys
-    : isRecord(value)
-    ? [value]
-    : null;
-  if (keys === null || keys.length === 0 || !keys.every(isRecord)) {
-    throw new ConfigError(
-      `${name} must be a JWK or a JWK Set ({"keys": [...]}) with at least one key`,
-    );
-  }
-  for (const key of keys) {
-    if (typeof key.kty !== "string") throw new ConfigError(`${name}: every key needs a "kty"`);
-  }
-  return { keys };
 }

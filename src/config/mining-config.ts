@@ -3,13 +3,13 @@
  * unless raw queries are opted in; a webhook needs the gateway's signing key and an https URL; a
  * file or Queue sink needs the runtime that can write it.
  */
-import { ConfigError } from "../../protocol/config-error.ts";
-import { MIN_TRACE_SECRET_BYTES } from "../../protocol/trace-limits.ts";
-import { TRACE_JWS_TYPE } from "../../protocol/trace-version.ts";
-import { endpointProblem } from "../../protocol/url-policy.ts";
-import type { ProviderTokenSigner } from "../../auth/provider-token-signer.ts";
-import type { MiningVariables } from "../settings.ts";
-import type { SinkKind, TraceSink } from "./sink.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import { MIN_TRACE_SECRET_BYTES } from "../protocol/trace-limits.ts";
+import { TRACE_JWS_TYPE } from "../protocol/trace-version.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
+import type { ProviderTokenSigner } from "../auth/provider-token-signer.ts";
+import type { MiningVariables } from "./settings.ts";
+import type { SinkKind, TraceSink } from "../protocol/trace-sink.ts";
 
 /** A gateway's mining, resolved: the sink (opened on first use) and what a trace keeps. */
 export type MiningConfig = {
@@ -113,7 +113,7 @@ function opener(kind: SinkKind, inputs: MiningInputs): () => Promise<TraceSink> 
       );
     }
     return async () =>
-      (await import("./webhook-sink.ts")).webhookSink({
+      (await import("../transport/webhook-sink.ts")).webhookSink({
         url,
         timeoutMs: vars.webhookTimeoutMs,
         fetch: inputs.fetch,
