@@ -4,10 +4,9 @@
  * on the first request.
  */
 import { ConfigError } from "../protocol/config-error.ts";
-import { endpointProblem } from "../protocol/url-policy.ts";
+import { urlProblem } from "./env-values.ts";
 import { parseJwks } from "../auth/jwk-set.ts";
 import type { KeySource, VerifierSettings } from "../auth/verify-caller.ts";
-import { MIN_HS256_SECRET_BYTES } from "../protocol/limits.ts";
 
 export type AuthSettings = VerifierSettings & {
   requireAuth: boolean;
@@ -41,7 +40,7 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
   const sources: KeySource[] = [];
   const { jwksUrl, jwks, secret, issuer, audience, requireAuth, signingJwk, gatewayIssuer } = vars;
   if (jwksUrl !== null) {
-    const problem = endpointProblem(jwksUrl, allowLoopback);
+    const problem = urlProblem(jwksUrl, { kind: "endpoint", allowLoopback });
     if (problem) throw new ConfigError(`TRACEFETCH_AUTH_JWKS_URL ${problem}`);
     sources.push({ kind: "jwks_url", url: jwksUrl });
   }
@@ -55,15 +54,8 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
     }
     sources.push({ kind: "jwks", jwks: set });
   }
-  if (secret !== null) {
-    const bytes = new TextEncoder().encode(secret);
-    if (bytes.byteLength < MIN_HS256_SECRET_BYTES) {
-      throw new ConfigError(
-        `TRACEFETCH_AUTH_SECRET must be at least ${MIN_HS256_SECRET_BYTES} bytes (it has ${bytes.byteLength})`,
-      );
-    }
-    sources.push({ kind: "secret", secret: bytes });
-  }
+  // At least MIN_HS256_SECRET_BYTES: its variable's schema (settings.ts) checked it.
+  if (secret !== null) sources.push({ kind: "secret", secret: new TextEncoder().encode(secret) });
   if (sources.length > 0 && (issuer === null || audience === null)) {
     throw new ConfigError(
       "caller tokens need TRACEFETCH_AUTH_ISSUER and TRACEFETCH_AUTH_AUDIENCE: iss and aud are always checked",

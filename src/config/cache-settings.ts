@@ -3,9 +3,8 @@
  * instance's memory it may hold, and which Redis keeps public providers' answers. A message never
  * echoes the URL, which may carry a password.
  */
-import { ConfigError } from "../protocol/config-error.ts";
 import { DEFAULT_CACHE_MAX_BYTES } from "../protocol/state-limits.ts";
-import { type Env, integer, text } from "./env-values.ts";
+import { type Env, positive, readVariables, url } from "./env-values.ts";
 
 export type CacheVariables = {
   /** TRACEFETCH_CACHE_MAX_BYTES: the bound of this instance's LRU of answers. */
@@ -14,20 +13,16 @@ export type CacheVariables = {
   url: string | null;
 };
 
+/** The answer cache's variables, each described by its schema. */
+const CACHE_VARIABLES = {
+  TRACEFETCH_CACHE_MAX_BYTES: positive,
+  TRACEFETCH_CACHE_URL: url({ kind: "redis", example: "redis://127.0.0.1:6379/1" }),
+};
+
 export function cacheVariables(env: Env): CacheVariables {
-  const url = text(env, "TRACEFETCH_CACHE_URL");
-  if (url !== null) {
-    const parsed = URL.canParse(url) ? new URL(url) : null;
-    const redis = parsed?.protocol === "redis:" || parsed?.protocol === "rediss:";
-    if (parsed === null || !redis || parsed.hostname === "") {
-      throw new ConfigError(
-        "TRACEFETCH_CACHE_URL must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/1 (the value is not shown: it may hold a password)",
-      );
-    }
-  }
+  const read = readVariables(env, CACHE_VARIABLES);
   return {
-    maxBytes: integer(env, "TRACEFETCH_CACHE_MAX_BYTES", 1, Number.MAX_SAFE_INTEGER) ??
-      DEFAULT_CACHE_MAX_BYTES,
-    url,
+    maxBytes: read.TRACEFETCH_CACHE_MAX_BYTES ?? DEFAULT_CACHE_MAX_BYTES,
+    url: read.TRACEFETCH_CACHE_URL,
   };
 }

@@ -94,7 +94,9 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "st
 
 export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedConfig {
   const onWarning = (line: string) => ports.onWarning?.(line);
-  for (const line of manifestWarnings(settings.manifest)) onWarning(line);
+  for (const line of [...settings.warnings, ...manifestWarnings(settings.manifest)]) {
+    onWarning(line);
+  }
   const fetchImpl: typeof fetch = ports.fetch ?? ((input, init) => fetch(input, init));
   const { allowLoopback } = settings;
   const auth = readAuthSettings(settings.auth, allowLoopback);

@@ -6,7 +6,7 @@
 import { ConfigError } from "../protocol/config-error.ts";
 import { MIN_TRACE_SECRET_BYTES } from "../protocol/trace-limits.ts";
 import { TRACE_JWS_TYPE } from "../protocol/trace-version.ts";
-import { endpointProblem } from "../protocol/url-policy.ts";
+import { urlProblem } from "./env-values.ts";
 import type { ProviderTokenSigner } from "../auth/provider-token-signer.ts";
 import type { MiningVariables } from "./settings.ts";
 import type { SinkKind, TraceSink } from "../protocol/trace-sink.ts";
@@ -45,12 +45,8 @@ export type MiningInputs = {
 /** The mining configuration, or null when no sink is set; throws ConfigError on a bad combination. */
 export function resolveMining(inputs: MiningInputs): MiningConfig | null {
   const { vars } = inputs;
+  // At least MIN_TRACE_SECRET_BYTES: its variable's schema (settings.ts) checked it.
   const secret = vars.secret === null ? null : new TextEncoder().encode(vars.secret);
-  if (secret !== null && secret.byteLength < MIN_TRACE_SECRET_BYTES) {
-    throw new ConfigError(
-      `TRACEFETCH_TRACE_SECRET must be at least ${MIN_TRACE_SECRET_BYTES} bytes (it has ${secret.byteLength})`,
-    );
-  }
   const configured = (Object.keys(SINK_VARIABLES) as SinkKind[]).filter((kind) =>
     vars[kind] !== null
   );
@@ -105,7 +101,7 @@ function opener(kind: SinkKind, inputs: MiningInputs): () => Promise<TraceSink> 
   const { vars, sink, signer } = inputs;
   if (kind === "webhook") {
     const url = vars.webhook as string;
-    const problem = endpointProblem(url, inputs.allowLoopback);
+    const problem = urlProblem(url, { kind: "endpoint", allowLoopback: inputs.allowLoopback });
     if (problem !== null) throw new ConfigError(`TRACEFETCH_TRACE_WEBHOOK ${problem}`);
     if (signer === null) {
       throw new ConfigError(
