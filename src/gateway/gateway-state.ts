@@ -36,14 +36,13 @@ import { ProviderLinks, tokenHeaders, unavailableIn } from "../config/provider-c
 import { charged, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
+import { lazy } from "../core/lazy-module.ts";
 
 /** caller-limits.ts, loaded with the first search a manifest's caller limits count. */
-let callerLimits: Promise<typeof import("./caller-limits.ts")> | null = null;
-const loadCallerLimits = () => (callerLimits ??= import("./caller-limits.ts"));
+const loadCallerLimits = lazy(() => import("./caller-limits.ts"));
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
-let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
-const loadActionRun = () => (actionRun ??= import("./action-run.ts"));
+const loadActionRun = lazy(() => import("./action-run.ts"));
 
 /** Where an admitted search waits: on an identical search in flight, or in a slot of its own. */
 type Place =

@@ -30,6 +30,7 @@ import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-inp
 import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
+import { lazy } from "../core/lazy-module.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -46,12 +47,10 @@ function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Re
 }
 
 /** The expand and refresh parsers, loaded with the first of either: searches never need them. */
-let actionRequests: Promise<typeof import("../protocol/action-request.ts")> | null = null;
-const loadActionRequests = () => (actionRequests ??= import("../protocol/action-request.ts"));
+const loadActionRequests = lazy(() => import("../protocol/action-request.ts"));
 
 /** The MCP endpoint (docs/mcp.md), loaded with the first `/mcp` request: its own module on Workers. */
-let mcpEndpoint: Promise<typeof import("./mcp/mcp-endpoint.ts")> | null = null;
-const loadMcp = () => (mcpEndpoint ??= import("./mcp/mcp-endpoint.ts"));
+const loadMcp = lazy(() => import("./mcp/mcp-endpoint.ts"));
 
 export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(settings, ports));
