@@ -37,17 +37,10 @@ import { charged, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
 import { lazy } from "../core/lazy-module.ts";
-
-/** caller-limits.ts, loaded with the first search a manifest's caller limits count. */
-const loadCallerLimits = lazy(() => import("./caller-limits.ts"));
+import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 const loadActionRun = lazy(() => import("./action-run.ts"));
-
-/** Where an admitted search waits: on an identical search in flight, or in a slot of its own. */
-type Place =
-  | { kind: "joined"; flight: Flight; leave: () => void }
-  | { kind: "own"; release: () => void };
 
 export class GatewayState {
   readonly #links: ProviderLinks;
@@ -144,29 +137,23 @@ export class GatewayState {
     if (!picked.ok) return refused(picked.problem, ask.requestId);
     // What it names, not what runs: who may share a search must not change as providers come and go.
     const key = searchIdentity(ask.request, ask.caller, picked.picked.named);
-    const place = this.#place(key);
+    const place = placeFor(this.#flights, this.#searches, key);
     if (place === null) return atLimit(ask.requestId);
     if (place.kind === "joined") {
-      return this.#counted(ask, place.flight.decision, place.leave, () => this.#joined(place, ask));
+      const { flight, leave } = place;
+      return this.#counted(
+        ask,
+        flight.decision,
+        leave,
+        () => joined(flight, ask, leave, this.mining),
+      );
     }
     return this.#own(ask, deps, key, picked.picked, place.release);
   }
 
-  /** A place for a search: an identical one in flight to join, or a slot; null when neither. */
-  #place(key: string): Place | null {
-    const flight = this.#flights.get(key);
-    if (flight !== undefined) return { kind: "joined", flight, leave: flight.join() };
-    const release = this.#searches.tryTake();
-    return release === null ? null : { kind: "own", release };
-  }
-
-  #joined(place: Extract<Place, { kind: "joined" }>, ask: SearchAsk): Admission {
-    return { ok: true, search: admitted(place.flight, ask, true, null, this.mining, place.leave) };
-  }
-
   /**
-   * Counts the search against its caller's limits (docs/envelope.md, "Caller limits") at what its
-   * plan names, then admits it; refused, it gives its place back.
+   * Counts the search against its caller's limits at what `decision` runs, then `admit`s it;
+   * refused, it gives its place back.
    */
   #counted(
     ask: SearchAsk,
@@ -174,19 +161,7 @@ export class GatewayState {
     giveBack: () => void,
     admit: () => Admission,
   ): Admission | Promise<Admission> {
-    if (this.config.manifest.caller_limits === undefined) return admit();
-    return loadCallerLimits()
-      .then((limits) =>
-        limits.countSearch(this.config, ask, "search", charged(this.config.manifest, decision))
-      )
-      .then((envelope) => {
-        if (envelope === null) return admit();
-        giveBack();
-        return { ok: false, envelope };
-      }, (error) => {
-        giveBack();
-        throw error;
-      });
+    return countedThen(this.config, ask, charged(this.config.manifest, decision), giveBack, admit);
   }
 
   /** With a slot of its own: reads the breakers, plans which providers run, and starts. */
@@ -208,7 +183,7 @@ export class GatewayState {
         const flight = this.#flights.get(key);
         if (flight !== undefined) {
           release();
-          return this.#joined({ kind: "joined", flight, leave: flight.join() }, ask);
+          return joined(flight, ask, flight.join(), this.mining);
         }
         return this.#start(ask, deps, key, plan, reads, shareable, release);
       });
@@ -279,7 +254,6 @@ export class GatewayState {
     if (this.config.manifest.caller_limits !== undefined) {
       // An expand is a search as the caller's limits count, costing what a search of its provider does.
       const named = this.config.manifest.providers.filter((p) => p.name === ask.request.provider);
-      const { countSearch } = await loadCallerLimits();
       const limited = await countSearch(this.config, ask, "expand", named);
       if (limited !== null) return limited;
     }
