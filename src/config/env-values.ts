@@ -37,9 +37,9 @@ export function variable<T>(read: (value: string | null) => T | Refusal): Variab
     v.optional(v.string()),
     v.rawTransform(({ dataset, addIssue, NEVER }) => {
       const value = dataset.value?.trim();
-      const read_ = read(value === undefined || value === "" ? null : value);
-      if (!isRefusal(read_)) return read_;
-      addIssue({ message: read_.refused });
+      const result = read(value === undefined || value === "" ? null : value);
+      if (!isRefusal(result)) return result;
+      addIssue({ message: result.refused });
       return NEVER;
     }),
   ) as Variable<T>;
@@ -70,7 +70,11 @@ export function readVariables<T extends Record<string, Variable<unknown>>>(
  * The names in `env` under one of `prefixes` that no root reads but that are a likely slip for one
  * that it does, each as a line saying so: such a variable is ignored, and its author should know.
  */
-export function misspelled(env: Env, prefixes: readonly string[], known: readonly string[]) {
+export function misspelled(
+  env: Env,
+  prefixes: readonly string[],
+  known: readonly string[],
+): string[] {
   const lines: string[] = [];
   const names = new Set(known);
   for (const [name, value] of Object.entries(env)) {
