@@ -13,8 +13,10 @@
  *   case, numbers are integers in range, an empty value is unset, and anything else stops the
  *   start with one line naming the variable. One URL check and one secret check serve every
  *   variable of their kind; a message never echoes a secret or a URL that may carry a password.
- * - An unknown TRACEFETCH_* variable stops the start with the name it most likely meant, as an
- *   unknown manifest field does (one `did you mean`, src/protocol/did-you-mean.ts).
+ * - A TRACEFETCH_* name no root reads but that is a likely slip for one is ignored and said at
+ *   start with the name it most likely meant (a warning, not a refusal: test harnesses and the
+ *   CLI set names of their own), through the one `did you mean` an unknown manifest field gets
+ *   (src/protocol/did-you-mean.ts).
  * - Secrets are read by name only: the built-ins' keys, and the `auth: bearer` secrets by the name
  *   the manifest gives.
  * - A configuration that cannot work is refused at start, never on the first request.
