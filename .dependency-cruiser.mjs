@@ -33,6 +33,8 @@ export const LAYERS = [
   },
   { name: "http", folders: ["src/http"] },
   { name: "gateway", folders: ["src/gateway"] },
+  // The settings, read once by a root, and the configuration they resolve into.
+  { name: "config", folders: ["src/config"] },
   { name: "shared state", folders: ["src/state"] },
   { name: "builtins", folders: ["src/builtins"] },
   { name: "kit", folders: ["src/kit"] },

@@ -6,7 +6,7 @@
  * Node type check reads it too.
  */
 import { createGateway } from "../src/http/create-gateway.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 type DenoApi = {
   env: { get(name: string): string | undefined };

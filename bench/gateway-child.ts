@@ -14,7 +14,7 @@ import type { Socket } from "node:net";
 import { createGateway } from "../src/http/create-gateway.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { envJson, serveIpc } from "./child-ipc.ts";
 
 const manifest = envJson<unknown>("BENCH_MANIFEST");

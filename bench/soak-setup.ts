@@ -4,7 +4,7 @@
  * and its providers child.
  */
 import { DEFAULT_BODY_TIMEOUT_MS } from "../src/protocol/limits.ts";
-import { ADMIN_SCOPE } from "../src/auth/caller.ts";
+import { ADMIN_SCOPE } from "../src/core/caller.ts";
 import { AUDIENCE, ISSUER, keyPair, sign } from "../tests/support/auth-keys.ts";
 
 export type SoakProviderName =

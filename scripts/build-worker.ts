@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { loadCorpus } from "../providers/corpus/load-corpus.ts";
 import { viewerFile } from "../src/runtime/api-docs-viewer.ts";
-import { flag } from "../src/gateway/env-values.ts";
+import { flag, readVariables } from "../src/config/env-values.ts";
 
 /**
  * The main module's code alone, gzipped: the entry and the chunks it imports statically, which the
@@ -159,7 +159,12 @@ export async function bundleWorker(
  * nobody turned on would still be uploaded with every deploy (about 1 MB gzipped).
  */
 export function viewerForBuild(env: Record<string, string | undefined>): string | null {
-  return flag(env, "TRACEFETCH_API_DOCS") ? viewerFile() : null;
+  return apiDocsOn(env) ? viewerFile() : null;
+}
+
+/** TRACEFETCH_API_DOCS as the gateway reads it. */
+function apiDocsOn(env: Record<string, string | undefined>): boolean {
+  return readVariables(env, { TRACEFETCH_API_DOCS: flag() }).TRACEFETCH_API_DOCS;
 }
 
 /** The output and every output it imports statically, transitively: what loads with it. */
@@ -227,7 +232,7 @@ async function main() {
   const check = process.argv.includes("--check");
   const manifestFile = process.env.TRACEFETCH_MANIFEST_FILE;
   const docs = viewerForBuild(process.env);
-  if (flag(process.env, "TRACEFETCH_API_DOCS") && docs === null) {
+  if (apiDocsOn(process.env) && docs === null) {
     console.error(
       "TRACEFETCH_API_DOCS is on, but @scalar/api-reference is not installed: built without the /docs viewer",
     );

@@ -26,9 +26,9 @@ import type { ProviderSpec } from "../src/protocol/manifest-schema.ts";
 import { MAX_CACHED_ANSWER_BYTES } from "../src/protocol/state-limits.ts";
 import * as v from "valibot";
 import { type Trace, TraceSchema } from "../src/protocol/trace-schema.ts";
-import type { TraceSink } from "../src/gateway/mining/sink.ts";
+import type { TraceSink } from "../src/protocol/trace-sink.ts";
 import { runCli, runJson } from "./support/cli.ts";
-import { cacheVariables } from "../src/gateway/cache-settings.ts";
+import { cacheVariables } from "../src/config/cache-settings.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
 
 /** How long a trace may take to reach its sink after its answer, on a busy machine. */

@@ -11,7 +11,7 @@ import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { BROWSER_WAIT_MS, launchChromium, screenshot, withPage } from "./support/browser.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 const openapi = JSON.parse(
   readFileSync(new URL("../schemas/openapi.json", import.meta.url), "utf8"),

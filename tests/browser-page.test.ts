@@ -25,7 +25,7 @@ import {
   withPage,
 } from "./support/browser.ts";
 import { openPage, readHits, readRows, rgb, searchOnPage, statusStarting } from "./support/page.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 /** A browser case starts a page and a search or two; a minute is ample on a loaded machine. */
 const CASE = { timeout: 60_000 };

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { builtinAdapters, exaAdapter, githubAdapter } from "../src/builtins/mod.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { ByteBudget } from "../src/io/byte-budget.ts";
 import { inProcessProvider } from "../src/transport/in-process-provider.ts";
 import type { SearchAdapter } from "../src/protocol/provider-contract.ts";

@@ -353,3 +353,55 @@ describe("caller_limits and the instance's own load", () => {
     assert.equal(body.code, "rate_limited");
   });
 });
+
+describe("caller_limits and the instance's own load, in a burst", () => {
+  let provider: TestServer;
+  let app: ReturnType<typeof createGateway>;
+
+  before(async () => {
+    // Answers after a moment, so the burst's first search still holds the one slot when the
+    // others arrive.
+    const ok = answer("slow", "slow", [{ title: "S", locator: "https://s.example/" }]);
+    provider = await startServer((req, res, body) => {
+      setTimeout(() => void ok(req, res, body), 50);
+    });
+    app = createGateway(
+      settingsFor(
+        manifestOf([{ name: "slow", endpoint: provider.url }], {
+          caller_limits: { searches_per_minute: 5 },
+        }),
+        { TRACEFETCH_MAX_INFLIGHT: "1" },
+        { describeProviders: false, allowLoopback: true },
+      ),
+      runtimePorts,
+    );
+  });
+  after(async () => {
+    await provider.close();
+  });
+
+  const searchOf = async (q: string) => {
+    const res = await app.request(`/v1/search?q=${q}&providers=slow`);
+    return { status: res.status, code: assertEnvelope(await res.json()).code };
+  };
+
+  it("a burst of 8 with one slot, then searches one at a time: exactly 5 get through", async () => {
+    const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => searchOf(`burst${i}`)));
+    assert.deepEqual(
+      burst.map((a) => a.code).sort(),
+      ["ok", ...Array(7).fill("overloaded")],
+      "one search holds the slot; the others are shed before they are counted",
+    );
+    const after: { status: number; code: string }[] = [];
+    for (let i = 0; i < 6; i++) after.push(await searchOf(`after${i}`));
+    assert.deepEqual(after.map((a) => a.code), [
+      "ok",
+      "ok",
+      "ok",
+      "ok",
+      "rate_limited",
+      "rate_limited",
+    ]);
+    assert.equal(provider.requests.length, 5, "exactly 5 searches reached the provider");
+  });
+});

@@ -5,12 +5,14 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { clientAddress, inRanges, UNKNOWN_CLIENT } from "../src/http/client-address.ts";
-import { addressRanges, parseIp } from "../src/gateway/env-values.ts";
+import { clientAddress, UNKNOWN_CLIENT } from "../src/http/client-address.ts";
+import { addressRanges, readVariables } from "../src/config/env-values.ts";
+import { inRanges, parseAddress } from "../src/io/ip-rules.ts";
 
 const ranges = (list: string) =>
-  addressRanges({ TRACEFETCH_TRUSTED_PROXIES: list }, "TRACEFETCH_TRUSTED_PROXIES");
-const within = (address: string, list: string) => inRanges(parseIp(address)!, ranges(list));
+  readVariables({ TRACEFETCH_TRUSTED_PROXIES: list }, { TRACEFETCH_TRUSTED_PROXIES: addressRanges })
+    .TRACEFETCH_TRUSTED_PROXIES;
+const within = (address: string, list: string) => inRanges(parseAddress(address)!, ranges(list));
 
 describe("CIDR ranges", () => {
   it("an IPv4 range matches exactly the addresses under its prefix, on a bit boundary too", () => {

@@ -10,7 +10,7 @@ import { connect, type Socket } from "node:net";
 import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
 import { listen as nodeListen } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { MAX_REQUEST_BODY_BYTES } from "../src/protocol/limits.ts";
 import { MAX_BODIES_IN_READ_PER_CLIENT } from "../src/protocol/admission-limits.ts";
 import { assertEnvelope } from "./support/gateway.ts";

@@ -8,13 +8,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import {
-  BOOLEAN_VARIABLES,
-  type Env,
-  type EnvSettings,
-  readSettings,
-  VERSION,
-} from "../src/gateway/mod.ts";
+import { BOOLEAN_VARIABLES, type Env, type EnvSettings, readSettings } from "../src/config/mod.ts";
+import { VERSION } from "../src/gateway/version.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
@@ -146,8 +141,9 @@ describe("readSettings: one grammar per kind of value", () => {
     const listed = configFromEnv({
       TRACEFETCH_TRUSTED_PROXIES: " 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,, ",
     }).trustedProxies;
-    // IPv4 ranges are held in the IPv4-mapped form: a /8 is the first 96 + 8 bits.
-    assert.deepEqual(listed.map((range) => range.bits), [104, 128, 8, 128]);
+    // Each range in its own family: an address alone is a /32 or a /128.
+    assert.deepEqual(listed.map((range) => range.bits), [8, 32, 8, 128]);
+    assert.deepEqual(listed.map((range) => range.address.kind()), ["ipv4", "ipv4", "ipv6", "ipv6"]);
     assert.deepEqual(configFromEnv({}).trustedProxies, []);
     for (
       const entry of [
@@ -172,6 +168,27 @@ describe("readSettings: one grammar per kind of value", () => {
         entry,
       );
     }
+  });
+
+  it("a TRACEFETCH_* name that is a slip for a variable is told at start with the one it likely meant, and ignored", () => {
+    const env = {
+      TRACEFETCH_MAX_INFLIHGT: "4",
+      TRACEFETCH_STATE_SECERT: "x",
+      TRACEFETCH_FUZZ_RUNS: "9",
+      TRACEFETCH_TOKEN: "t",
+    };
+    const read = configFromEnv(env);
+    assert.deepEqual(read.warnings, [
+      "TRACEFETCH_MAX_INFLIHGT is not a variable this gateway reads (did you mean TRACEFETCH_MAX_INFLIGHT?): it is ignored",
+      "TRACEFETCH_STATE_SECERT is not a variable this gateway reads (did you mean TRACEFETCH_STATE_SECRET?): it is ignored",
+    ]);
+    assert.equal(read.maxInflight, configFromEnv({}).maxInflight, "the slip sets nothing");
+    const warnings: string[] = [];
+    createGateway(settingsFor(manifestOf([]), env), { onWarning: (l) => warnings.push(l) });
+    assert.ok(
+      warnings.some((l) => l.includes("did you mean TRACEFETCH_MAX_INFLIGHT?")),
+      warnings.join("\n"),
+    );
   });
 
   it("a refused value is quoted on one line, however it is spelt", () => {

@@ -119,4 +119,17 @@ describe("GET /v1/doctor", () => {
     assert.ok(Math.abs(Date.parse(checked) - Date.now()) < 60_000, checked);
     await own.close();
   });
+  it("a probe that times out says so, not that a caller went away", async () => {
+    // Never answers: the probe's own deadline (HEALTH_TIMEOUT_MS, 5 s) ends it.
+    const silent = await startServer(() => {});
+    try {
+      const fresh = gateway([{ name: "silent", endpoint: silent.url }]);
+      const body = assertEnvelope(await (await fresh.request("/v1/doctor")).json());
+      const { health } = body.result.providers[0];
+      assert.equal(health.status, "unavailable");
+      assert.deepEqual(health.diagnostics, ["the health probe got no answer within 5000 ms"]);
+    } finally {
+      await silent.close();
+    }
+  });
 });

@@ -18,16 +18,23 @@ const scored = (locator: string, score?: unknown): Candidate => ({
   truncated: [],
 });
 
-const shard = (index: number, candidates: Candidate[], group?: string): FusionInput => ({
+const shard = (
+  index: number,
+  candidates: Candidate[],
+  group?: string,
+  provider = `shard${index + 1}`,
+): FusionInput => ({
   index,
-  provider: `shard${index + 1}`,
-  scope: "docs",
-  source_class: "candidate",
-  sensitivity: "public",
+  attempt: {
+    provider,
+    scope: "docs",
+    source_class: "candidate",
+    sensitivity: "public",
+    candidates,
+  },
   evidence_state: "candidate-only",
   weight: 1,
   ...(group === undefined ? {} : { score_group: group }),
-  candidates,
 });
 
 const titles = (inputs: FusionInput[], limit = 10) => fuse(inputs, limit).map((m) => m.title);
@@ -81,7 +88,7 @@ describe("fuse: a score group", () => {
     const merged = titles([
       shard(0, one, "idx"),
       shard(1, two, "idx"),
-      { ...shard(2, [scored("b2")]), provider: "other" },
+      shard(2, [scored("b2")], undefined, "other"),
     ]);
     // b2 is fourth in the group (1/64) and first elsewhere (1/61): the sum puts it on top.
     assert.equal(merged[0], "b2");

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { fuse } from "../src/core/fusion.ts";
-import type { FusionInput } from "../src/core/fusion.ts";
+import type { FusedAttempt, FusionInput } from "../src/core/fusion.ts";
 import { dedupKey } from "../src/core/dedup-key.ts";
 import type { Candidate, MergedEntry } from "../src/protocol/envelope-schema.ts";
 import { answer, sleep, startServer } from "./support/servers.ts";
@@ -33,17 +33,18 @@ const input = (
   provider: string,
   weight: number,
   candidates: Candidate[],
-  extra: Partial<FusionInput> = {},
+  extra: Partial<FusedAttempt & Pick<FusionInput, "evidence_state">> = {},
 ): FusionInput => ({
   index,
-  provider,
-  scope: `${provider}-scope`,
-  source_class: `${provider}-class`,
-  sensitivity: "public",
-  evidence_state: "candidate-only",
+  attempt: {
+    provider,
+    scope: `${provider}-scope`,
+    source_class: `${provider}-class`,
+    sensitivity: extra.sensitivity ?? "public",
+    candidates,
+  },
+  evidence_state: extra.evidence_state ?? "candidate-only",
   weight,
-  candidates,
-  ...extra,
 });
 
 /** Three providers with weights 1, 2 and 0.5 whose lists overlap. */

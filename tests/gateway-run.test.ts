@@ -15,7 +15,7 @@ import { assertEnvelope, gateway, manifestOf } from "./support/gateway.ts";
 import { answer, type Handler, startServer, type TestServer } from "./support/servers.ts";
 import { runJson } from "./support/cli.ts";
 import { collect } from "./support/streams.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 describe("the in-flight count", () => {
   it("a place given back twice is counted once", () => {

@@ -115,6 +115,24 @@ describe("import check", () => {
     assert.deepEqual(violations.map(describeViolation), []);
   });
 
+  it("src/gateway imports 6 other src folders at most, and src/config, below it, none above", async () => {
+    const { result } = await check(ROOT);
+    const folderOf = (path: string) => /^src\/([^/]+)\//.exec(path)?.[1] ?? null;
+    const importedBy = (folder: string) =>
+      new Set(
+        result.modules
+          .filter((module) => folderOf(module.source) === folder)
+          .flatMap((module) => module.dependencies.map((d) => folderOf(d.resolved)))
+          .filter((to): to is string => to !== null && to !== folder),
+      );
+    const gateway = [...importedBy("gateway")].sort();
+    assert.deepEqual(gateway, ["config", "core", "envelope", "protocol", "state", "transport"]);
+    const config = importedBy("config");
+    for (const above of ["gateway", "http", "runtime", "cli"]) {
+      assert.ok(!config.has(above), `src/config imports src/${above}`);
+    }
+  });
+
   it("is run by npm run check over the same folders the tests check", async () => {
     const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8"));
     assert.equal(

@@ -5,7 +5,7 @@ import { validateManifest } from "../src/protocol/mod.ts";
 import { planSearch } from "../src/core/plan.ts";
 import { fuse } from "../src/core/fusion.ts";
 import { evidenceStateOf } from "../src/core/fan-out.ts";
-import { type Caller, entitlement } from "../src/auth/caller.ts";
+import { type Caller, entitlement } from "../src/core/caller.ts";
 
 const SCOPES = ["alpha", "beta", "gamma"];
 const GRANTS = [
@@ -95,20 +95,22 @@ describe("property: isolation and visibility hold for any manifest and request",
         const merged = fuse(
           run.map((spec, index) => ({
             index,
-            provider: spec.name,
-            scope: spec.scope,
-            source_class: spec.source_class,
-            sensitivity: spec.sensitivity,
+            attempt: {
+              provider: spec.name,
+              scope: spec.scope,
+              source_class: spec.source_class,
+              sensitivity: spec.sensitivity,
+              candidates: [{
+                title: "t",
+                locator: "https://same.example/",
+                snippet: "",
+                published_at: null,
+                metadata: {},
+                truncated: [],
+              }],
+            },
             evidence_state: evidenceStateOf(spec),
             weight: spec.weight,
-            candidates: [{
-              title: "t",
-              locator: "https://same.example/",
-              snippet: "",
-              published_at: null,
-              metadata: {},
-              truncated: [],
-            }],
           })),
           8,
         );

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleWorker, type WorkerModule, writeWorker } from "../scripts/build-worker.ts";
-import { remoteBuiltins } from "../src/gateway/remote-builtins.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { remoteBuiltins } from "../src/builtins/remote-builtins.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
 
 const TOKEN = `ghp_${"T0k3n".repeat(8)}`;

@@ -25,7 +25,7 @@ import {
 } from "./support/mcp.ts";
 import { mcpInputCases } from "./support/mcp-input-cases.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 const isDeno = "Deno" in globalThis;
 

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../src/protocol/config-error.ts";
-import type { Ports } from "../src/gateway/mod.ts";
+import type { Ports } from "../src/config/mod.ts";
 import { launch } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
@@ -20,7 +20,7 @@ import {
   notesManifest,
   tracesOfLines,
 } from "./support/mining-fixture.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 const SECRET = "s".repeat(32);
 const CONFIRMED = { TRACEFETCH_MINING_CONFIRMED: "1", TRACEFETCH_TRACE_SECRET: SECRET };

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGateway } from "../src/http/mod.ts";
-import { readSettings } from "../src/gateway/mod.ts";
+import { readSettings } from "../src/config/mod.ts";
 import type { Trace } from "../src/protocol/trace-schema.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { sinkCases } from "./support/mining-cases.ts";

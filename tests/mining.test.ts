@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from "jose";
 import { createGateway } from "../src/http/mod.ts";
-import type { Ports } from "../src/gateway/mod.ts";
-import type { TraceSink } from "../src/gateway/mining/sink.ts";
+import type { Ports } from "../src/config/mod.ts";
+import type { TraceSink } from "../src/protocol/trace-sink.ts";
 import { createProviderTokenSigner, verifyGatewayToken } from "../src/auth/mod.ts";
 import { MAX_TRACE_BYTES } from "../src/protocol/trace-limits.ts";
 import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
@@ -259,8 +259,11 @@ describe("mining", () => {
     const atStart = modules.filter((m) => m.loaded === "start").flatMap((m) => m.inputs);
     const onDemand = modules.filter((m) => m.loaded === "on_demand").flatMap((m) => m.inputs);
     for (
-      const file of ["recorder", "build-trace", "trace-hmac", "webhook-sink", "queue-sink"]
-        .map((name) => `src/gateway/mining/${name}.ts`)
+      const file of [
+        ...["recorder", "build-trace", "trace-hmac", "queue-sink"]
+          .map((name) => `src/gateway/mining/${name}.ts`),
+        "src/transport/webhook-sink.ts",
+      ]
     ) {
       assert.ok(!atStart.includes(file), `${file} is in the main module`);
       assert.ok(onDemand.includes(file), `${file} is in no extra module`);

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { manifestFileMissing } from "../src/gateway/mod.ts";
+import { manifestFileMissing } from "../src/config/mod.ts";
 import { cleanEnv } from "./support/cli.ts";
 import { keyPair } from "./support/auth-keys.ts";
 

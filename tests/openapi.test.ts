@@ -20,7 +20,7 @@ import { VIEWER_PACKAGE, viewerFile } from "../src/runtime/api-docs-viewer.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { assertEnvelope, gateway } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 const TEXT = readFileSync(new URL("../schemas/openapi.json", import.meta.url), "utf8");
 // deno-lint-ignore no-explicit-any

@@ -396,9 +396,6 @@ describe("provider hardening: caller tokens issued in the future", () => {
       sources: [{ kind: "secret", secret }],
       issuer: ISSUER,
       audience: AUDIENCE,
-      requireAuth: false,
-      signingJwk: null,
-      gatewayIssuer: null,
     },
     fetch,
   )!;

@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 const run = promisify(execFile);
 const ROOT = new URL("../", import.meta.url);

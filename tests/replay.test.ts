@@ -21,7 +21,7 @@ import { TRACE_JWS_TYPE } from "../src/protocol/trace-version.ts";
 import { evaluate, METRIC_NAMES, relevantCount } from "../src/cli/replay/metrics.ts";
 import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { type Collection, loadCollection, type Query } from "../bench/eval/collection.ts";
 import { runSearches } from "../bench/eval/run-searches.ts";

@@ -4,7 +4,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
 import {
   DEFAULT_STATE_PREFIX,

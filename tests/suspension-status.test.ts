@@ -10,7 +10,7 @@ import type { CliContext } from "../src/cli/cli-context.ts";
 import { doctorCommand } from "../src/cli/doctor-command.ts";
 import { NO_PAINT } from "../src/cli/paint.ts";
 import { statusCommand } from "../src/cli/status-command.ts";
-import { readSettings } from "../src/gateway/settings.ts";
+import { readSettings } from "../src/config/settings.ts";
 
 describe("suspension in the CLI", () => {
   it("tracefetch status and doctor name a suspended provider with its end and its failures", async () => {

@@ -8,7 +8,7 @@ import { createGateway } from "../../src/http/mod.ts";
 import { MAX_QUERY_CHARS } from "../../src/protocol/limits.ts";
 import { listen } from "../../src/runtime/node-listen.ts";
 import { nodePorts } from "../../src/runtime/node-fetch.ts";
-import { readSettings } from "../../src/gateway/settings.ts";
+import { readSettings } from "../../src/config/settings.ts";
 import { documentIdOf, type Query } from "./collection.ts";
 import type { Setup } from "./setups.ts";
 

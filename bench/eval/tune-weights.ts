@@ -32,14 +32,20 @@ export async function tuneWeights(
     inputs: METHODS.map((method, index) => ({
       index,
       provider: method,
-      candidates: (search.byProvider.get(method) ?? []).map((doc) => ({
-        title: "",
-        locator: locatorOf(collection.name, doc),
-        snippet: "",
-        published_at: null,
-        metadata: {},
-        truncated: [],
-      })),
+      attempt: {
+        provider: method,
+        scope: "eval",
+        source_class: "candidate",
+        sensitivity: "public" as const,
+        candidates: (search.byProvider.get(method) ?? []).map((doc) => ({
+          title: "",
+          locator: locatorOf(collection.name, doc),
+          snippet: "",
+          published_at: null,
+          metadata: {},
+          truncated: [],
+        })),
+      },
     })),
   }));
   type Weights = Record<Method, number>;
@@ -49,10 +55,8 @@ export async function tuneWeights(
       // A method at weight 0 is left out, as methods-tuned leaves it out of its manifest.
       const fused = fuse(
         inputs.filter((input) => weights[input.provider] > 0).map((input): FusionInput => ({
-          ...input,
-          scope: "eval",
-          source_class: "candidate",
-          sensitivity: "public",
+          index: input.index,
+          attempt: input.attempt,
           evidence_state: "candidate-only",
           weight: weights[input.provider],
         })),

@@ -3,8 +3,9 @@
  * that token on the provider's side (verifyGatewayToken, for provider authors), all with jose
  * (docs/security.md).
  *
- * Boundary: decides who a caller is and what it may see, and signs and checks what providers
- * receive; it never plans a search and never forwards a caller's credentials.
+ * Boundary: decides who a caller is (what a caller may see is the planner's rule, in
+ * src/core/caller.ts), and signs and checks what providers receive; it never plans a search, never
+ * forwards a caller's credentials and never reads a variable (src/config hands it its settings).
  *
  * Invariants:
  * - A presented token that fails verification is refused, never treated as anonymous.
@@ -13,8 +14,7 @@
  * - Sensitive providers are invisible to callers not entitled to their scope.
  * - A provider token has exactly one audience, a unique jti, and expires just past its attempt.
  */
-export * from "./auth-settings.ts";
-export * from "./caller.ts";
+export * from "./jwk-set.ts";
 export * from "./provider-token-signer.ts";
 export * from "./verify-caller.ts";
 export * from "./verify-gateway-token.ts";

@@ -6,7 +6,7 @@ import type { JWK, KeyObject } from "jose";
 import { loadJose } from "./load-jose.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { PROVIDER_TOKEN_SLACK_SECONDS } from "../protocol/limits.ts";
-import { parseJwks } from "./auth-settings.ts";
+import { parseJwks } from "./jwk-set.ts";
 
 /** Members of an OKP JWK that are private; everything else may be published. */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];

@@ -15,8 +15,7 @@ import {
   MAX_TOKEN_BYTES,
 } from "../protocol/limits.ts";
 import { boundedFetch } from "../io/bounded-fetch.ts";
-import type { AuthSettings, KeySource } from "./auth-settings.ts";
-import type { Caller } from "./caller.ts";
+import type { Caller } from "../core/caller.ts";
 
 // The tolerance is part of what a caller's token is checked against; tests mint around it.
 export { CLOCK_TOLERANCE_SECONDS };
@@ -37,8 +36,21 @@ export type Verification =
 
 export type CallerVerifier = (token: string) => Promise<Verification>;
 
+export type KeySource =
+  | { kind: "jwks_url"; url: string }
+  | { kind: "jwks"; jwks: { keys: Record<string, unknown>[] } }
+  | { kind: "secret"; secret: Uint8Array };
+
+/** What the verifier checks a token against (src/config/auth-settings.ts reads it). */
+export type VerifierSettings = {
+  /** How caller tokens are verified; empty when callers are all anonymous. */
+  sources: KeySource[];
+  issuer: string | null;
+  audience: string | null;
+};
+
 export function createCallerVerifier(
-  settings: AuthSettings,
+  settings: VerifierSettings,
   fetchImpl: typeof fetch,
 ): CallerVerifier | null {
   if (settings.sources.length === 0) return null;

@@ -12,7 +12,7 @@
  * Invariants:
  * - An adapter exists only when its key is set; the key is sent only to its base URL.
  * - A base URL override is https, or http to a loopback host when loopback is allowed; anything
- *   else refuses to start (checked where the settings are read, src/gateway/settings.ts).
+ *   else refuses to start (checked where the settings are read, src/config/settings.ts).
  * - No message names the key.
  * - `expand` builds an upstream URL only from the validated parts of a locator of the built-in's own
  *   shape (a page URL for exa, a repository, issue or pull request URL for github); any other
@@ -29,7 +29,7 @@ export { githubLocator } from "./github-answers.ts";
 export type RemoteBuiltinName = "exa" | "github";
 
 /**
- * The remote built-ins' keys as the settings parsed them (src/gateway/settings.ts): a built-in
+ * The remote built-ins' keys as the settings parsed them (src/config/settings.ts): a built-in
  * whose key is unset has none, and is skipped as not_configured when the manifest lists it. A base
  * URL is null for the service's own.
  */

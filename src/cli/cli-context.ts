@@ -4,8 +4,8 @@
  * a terminal, fetch, and a way to ask a person.
  */
 import type { Envelope } from "../protocol/envelope-schema.ts";
-import type { Env } from "../gateway/env-values.ts";
-import type { ReadSettings } from "../gateway/settings.ts";
+import type { Env } from "../config/env-values.ts";
+import type { ReadSettings } from "../config/settings.ts";
 import type { Paint } from "./paint.ts";
 
 export type CliContext = {

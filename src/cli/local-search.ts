@@ -13,11 +13,11 @@ import type { SearchRequest } from "../protocol/search-request.ts";
 import { formatManifestIssues } from "../protocol/validate-manifest.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
 import { ConfigError } from "../protocol/config-error.ts";
-import type { ReadSettings } from "../gateway/settings.ts";
-import { resolveConfig } from "../gateway/gateway-config.ts";
+import type { ReadSettings } from "../config/settings.ts";
+import { resolveConfig } from "../config/gateway-config.ts";
 import { GatewayState } from "../gateway/gateway-state.ts";
 import type { RunOptions, SearchAsk } from "../gateway/search-run.ts";
-import { remoteBuiltins } from "../gateway/remote-builtins.ts";
+import { remoteBuiltins } from "../builtins/remote-builtins.ts";
 import { checkManifestFile } from "./read-manifest-file.ts";
 
 /** Who an in-process search with --allow-sensitive acts as: the operator, granted every scope. */

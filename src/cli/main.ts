@@ -20,7 +20,7 @@ import { pathToFileURL } from "node:url";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "../protocol/codes.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
-import { readSettings } from "../gateway/settings.ts";
+import { readSettings } from "../config/settings.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { HELP, OVERVIEW } from "./help-text.ts";
 import { forPeople } from "./for-people.ts";

@@ -9,8 +9,8 @@ import type { Manifest } from "../protocol/manifest-schema.ts";
 import { type ManifestIssue, parseManifestText } from "../protocol/validate-manifest.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
 import { ConfigError } from "../protocol/config-error.ts";
-import type { ReadSettings } from "../gateway/settings.ts";
-import { manifestFileMissing } from "../gateway/start-problems.ts";
+import type { ReadSettings } from "../config/settings.ts";
+import { manifestFileMissing } from "../config/start-problems.ts";
 import type { CliContext } from "./cli-context.ts";
 import { errorCode } from "./saved-connection.ts";
 

@@ -6,23 +6,27 @@
  * Inputs are walked in plan order, so the output is identical whatever order providers answered in.
  */
 import type { EvidenceState, Sensitivity } from "../protocol/codes.ts";
-import type { Candidate, MergedEntry } from "../protocol/envelope-schema.ts";
+import type { AttemptRecord, Candidate, MergedEntry } from "../protocol/envelope-schema.ts";
 import { RRF_K } from "../protocol/limits.ts";
 import { dedupKey, shownLocator } from "./dedup-key.ts";
 
-/** One successful attempt, as fusion sees it. */
+/**
+ * What fusion reads of a successful attempt: its record, as `result.candidates` lists it (who
+ * found what, in which scope and sensitivity).
+ */
+export type FusedAttempt =
+  & Pick<AttemptRecord, "provider" | "scope" | "source_class" | "sensitivity">
+  & { candidates?: readonly Candidate[] | undefined };
+
+/** One successful attempt, and what its provider's manifest entry adds for fusion. */
 export type FusionInput = {
   /** Index of the attempt in `result.candidates` (plan order). */
   index: number;
-  provider: string;
-  scope: string;
-  source_class: string;
-  sensitivity: Sensitivity;
+  attempt: FusedAttempt;
   evidence_state: EvidenceState;
   weight: number;
   /** Providers naming the same group send comparable `metadata.score` values. */
   score_group?: string | undefined;
-  candidates: readonly Candidate[];
 };
 
 const RESTRICTIVENESS: Record<Sensitivity, number> = {
@@ -44,9 +48,10 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
   const sorted = [...inputs].sort((a, b) => a.index - b.index);
   const groupRanks = scoreGroupRanks(sorted);
   for (const input of sorted) {
+    const { attempt } = input;
     const seenHere = new Set<string>();
     const fusionRanks = groupRanks.get(input.index);
-    input.candidates.forEach((c, citation) => {
+    (attempt.candidates ?? []).forEach((c, citation) => {
       const key = dedupKey(c.locator);
       // A page listed twice by one provider counts once, at its best (first) rank.
       if (seenHere.has(key)) return;
@@ -63,11 +68,11 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
           title: c.title,
           snippet: c.snippet,
           published_at: c.published_at,
-          scope: input.scope,
-          source_class: input.source_class,
+          scope: attempt.scope,
+          source_class: attempt.source_class,
           evidence_state: input.evidence_state,
-          sensitivity: input.sensitivity,
-          found_by: [input.provider],
+          sensitivity: attempt.sensitivity,
+          found_by: [attempt.provider],
           found_in: [{ candidate: input.index, citation }],
           best_rank: rank,
           score: contribution,
@@ -77,11 +82,11 @@ export function fuse(inputs: readonly FusionInput[], limit: number): MergedEntry
       }
       const e = w.entry;
       e.score += contribution;
-      e.found_by.push(input.provider);
+      e.found_by.push(attempt.provider);
       e.found_in.push({ candidate: input.index, citation });
       e.best_rank = Math.min(e.best_rank, rank);
-      if (RESTRICTIVENESS[input.sensitivity] > RESTRICTIVENESS[e.sensitivity]) {
-        e.sensitivity = input.sensitivity;
+      if (RESTRICTIVENESS[attempt.sensitivity] > RESTRICTIVENESS[e.sensitivity]) {
+        e.sensitivity = attempt.sensitivity;
       }
       // The entry shows its best-ranked appearance (its locator as shownLocator tidies it); on a
       // tie the earlier one in plan order stays.
@@ -136,8 +141,9 @@ function scoreGroupRanks(inputs: readonly FusionInput[]): Map<number, number[]> 
   for (const members of groups.values()) {
     const listed: Array<{ input: number; citation: number; score: number; key: string }> = [];
     for (const input of members) {
-      out.set(input.index, new Array<number>(input.candidates.length).fill(0));
-      input.candidates.forEach((c, citation) => {
+      const candidates = input.attempt.candidates ?? [];
+      out.set(input.index, new Array<number>(candidates.length).fill(0));
+      candidates.forEach((c, citation) => {
         const score = c.metadata.score;
         listed.push({
           input: input.index,
@@ -170,7 +176,7 @@ function show(e: Shown, c: Candidate, input: FusionInput): void {
   e.title = c.title;
   e.snippet = c.snippet;
   e.published_at = c.published_at;
-  e.scope = input.scope;
-  e.source_class = input.source_class;
+  e.scope = input.attempt.scope;
+  e.source_class = input.attempt.source_class;
   e.evidence_state = input.evidence_state;
 }

@@ -1,5 +1,8 @@
 /**
  * Core: plans a search, fans it out, bounds what comes back, and fuses it into one ranked list.
+ * Who may see which provider (caller.ts) is the planner's rule, so it is here; and the one helper
+ * that loads a module with its first use (lazy-module.ts) is here as the lowest layer its users
+ * reach.
  *
  * Boundary: Web APIs only (no Hono, no jose, no runtime modules); transports are reached through
  * the ProviderClient interface, and the clock comes in as a function.
@@ -12,6 +15,7 @@
  * - Every candidate is sanitised (the bounds in docs/protocol.md) before fusion or a caller sees
  *   it.
  */
+export * from "./caller.ts";
 export * from "./dedup-key.ts";
 export * from "./fan-out.ts";
 export * from "./fusion.ts";

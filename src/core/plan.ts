@@ -40,7 +40,26 @@ export type PlanContext = {
 
 export type PlanResult = { ok: true; plan: Plan } | { ok: false; problem: RequestProblem };
 
+/**
+ * What a request selects before any provider's state is read: the providers it names (in manifest
+ * order, whatever then runs), and its tier's cost ceiling. Which providers are named depends on
+ * the request and the caller only, so it is what identical searches share.
+ */
+export type Picked = { named: ProviderSpec[]; tier: string | null; ceiling: number | null };
+
+export type PickResult = { ok: true; picked: Picked } | { ok: false; problem: RequestProblem };
+
+/** Plans a search in one step: what it picks, then which of those run (the CLI, tests). */
 export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult {
+  const picked = pickProviders(request, ctx);
+  return picked.ok ? { ok: true, plan: walkPlan(picked.picked, ctx) } : picked;
+}
+
+/** The providers a request names, or the problem that refuses it before anything runs. */
+export function pickProviders(
+  request: SearchRequest,
+  ctx: Pick<PlanContext, "manifest" | "entitlement">,
+): PickResult {
   const all = ctx.manifest.providers;
   // Nothing the caller writes can select a provider; the one who can fix this is the operator.
   if (all.length === 0) {
@@ -68,19 +87,25 @@ export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult
   if (picked.length === 0) {
     return refuse("no_providers_selected", "the request selects no provider", "scope");
   }
-  const tierName = request.tier ?? ctx.manifest.default_tier;
+  const tier = request.tier ?? ctx.manifest.default_tier;
   if (request.tier !== null && !Object.hasOwn(ctx.manifest.tiers, request.tier)) {
     return refuse("unknown_tier", `there is no tier "${request.tier}"`, "tier");
   }
-  const ceiling = tierName === null
-    ? null
-    : ctx.manifest.tiers[tierName]?.cost_ceiling_micros ?? null;
+  const ceiling = tier === null ? null : ctx.manifest.tiers[tier]?.cost_ceiling_micros ?? null;
+  return { ok: true, picked: { named: picked, tier, ceiling } };
+}
 
-  const decision: Decision = { tier: tierName, providers: [], trimmed: [], skipped: [] };
+/**
+ * Which of the named providers run, in manifest order, and why each other one does not: a
+ * provider that cannot be contacted, then one suspended, then the ceiling and the cap.
+ */
+export function walkPlan(picked: Picked, ctx: PlanContext): Plan {
+  const { ceiling } = picked;
+  const decision: Decision = { tier: picked.tier, providers: [], trimmed: [], skipped: [] };
   const run: ProviderSpec[] = [];
   let spent = 0;
   let resumesInMs: number | undefined;
-  for (const spec of picked) {
+  for (const spec of picked.named) {
     const reason = spec.timeout_seconds === 0 ? "disabled" : ctx.unavailable(spec);
     if (reason !== null) {
       decision.skipped.push({ provider: spec.name, reason });
@@ -121,7 +146,7 @@ export function planSearch(request: SearchRequest, ctx: PlanContext): PlanResult
   }
   const plan: Plan = { run, decision };
   if (resumesInMs !== undefined) plan.resumesInMs = resumesInMs;
-  return { ok: true, plan };
+  return plan;
 }
 
 type Selection = { ok: true; providers: ProviderSpec[] } | { ok: false; problem: RequestProblem };

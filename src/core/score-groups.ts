@@ -8,18 +8,10 @@
  */
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { StatsRound } from "./score-group-stats.ts";
+import { lazy } from "./lazy-module.ts";
 
-let loading: Promise<typeof import("./score-group-stats.ts")> | null = null;
-
-function load(): Promise<typeof import("./score-group-stats.ts")> {
-  if (loading === null) {
-    const started = import("./score-group-stats.ts");
-    // A failed load is tried again by the next plan that needs it.
-    started.catch(() => (loading = null));
-    loading = started;
-  }
-  return loading;
-}
+/** A failed load is tried again by the next plan that needs it (lazy-module.ts). */
+const load = lazy(() => import("./score-group-stats.ts"));
 
 const NONE: ReadonlyMap<string, StatsRound> = new Map();
 

@@ -59,20 +59,11 @@ export async function executePlan(search: PlannedSearch): Promise<CompletedSearc
   });
   const fusionStart = deps.now();
   const merged = fuse(
-    records.flatMap((r, index) => {
+    records.flatMap((attempt, index) => {
       const spec = run[index];
-      if (r.outcome !== "success" || spec === undefined) return [];
-      return [{
-        index,
-        provider: r.provider,
-        scope: r.scope,
-        source_class: r.source_class,
-        sensitivity: r.sensitivity,
-        evidence_state: evidenceStateOf(spec),
-        weight: spec.weight,
-        score_group: spec.score_group,
-        candidates: r.candidates ?? [],
-      }];
+      if (attempt.outcome !== "success" || spec === undefined) return [];
+      const { weight, score_group } = spec;
+      return [{ index, attempt, evidence_state: evidenceStateOf(spec), weight, score_group }];
     }),
     request.limit,
   );

@@ -13,12 +13,16 @@ import { didYouMean } from "../protocol/did-you-mean.ts";
 import { listOf } from "../protocol/search-request.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import type { SearchDeps } from "../core/search.ts";
-import type { Gate } from "../io/gate.ts";
-import type { ActionCall, ActionResult, ProviderClient } from "../transport/provider-client.ts";
-import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../auth/caller.ts";
+import type {
+  ActionCall,
+  ActionResult,
+  Gate,
+  ProviderClient,
+} from "../transport/provider-client.ts";
+import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../core/caller.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import { PLACE_RETRY_AFTER_MS } from "../protocol/admission-limits.ts";
-import type { ResolvedConfig } from "./gateway-config.ts";
+import type { ResolvedConfig } from "../config/gateway-config.ts";
 import { type Placed, placedCall, type Queued } from "./placed-call.ts";
 import type { CallerAsk } from "./caller-limits.ts";
 

@@ -13,7 +13,7 @@ import type { AttemptRecord } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
 import { MAX_CACHED_ANSWER_BYTES } from "../protocol/state-limits.ts";
-import { type Caller, subjectOf } from "../auth/caller.ts";
+import { type Caller, subjectOf } from "../core/caller.ts";
 import type { AnswerCache, CacheLookup } from "../state/answer-cache.ts";
 import { canonicalJson, entitlementsOf, isPublic } from "./search-identity.ts";
 

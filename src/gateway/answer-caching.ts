@@ -8,7 +8,7 @@ import type { AnswerCacheHook } from "../core/cached-attempt.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { StartFlight } from "./flight.ts";
 import type { AnswerCache } from "../state/answer-cache.ts";
-import type { ResolvedConfig } from "./gateway-config.ts";
+import type { ResolvedConfig } from "../config/gateway-config.ts";
 import type { SearchAsk } from "./search-run.ts";
 
 type HookModule = typeof import("./answer-cache-hook.ts");

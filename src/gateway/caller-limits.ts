@@ -16,7 +16,7 @@ import { CALLER_COST_WINDOW_MS, CALLER_SEARCH_WINDOW_MS } from "../protocol/limi
 import type { Manifest, ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { LogAsk, LogVerdict } from "../core/search-log.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
-import type { Caller } from "../auth/caller.ts";
+import type { Caller } from "../core/caller.ts";
 import type { SharedState } from "../state/shared-state.ts";
 
 /** Who asks, as a route tells the gateway. */

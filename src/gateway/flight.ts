@@ -53,6 +53,11 @@ export class Flight {
     this.#result.catch(() => {});
   }
 
+  /** What the fan-out's plan decided, as every caller is told it. */
+  get decision(): Decision {
+    return this.#decision;
+  }
+
   /** Counts one more caller; the function returned counts it out (once, however often called). */
   join(): () => void {
     this.#callers++;

@@ -3,14 +3,14 @@
  * and the searches in flight, which only `admit` counts and identical ones share.
  */
 import type { SkipReason } from "../protocol/codes.ts";
-import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { Decision, Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import { type Plan, planSearch } from "../core/plan.ts";
+import { type Picked, pickProviders, type Plan, walkPlan } from "../core/plan.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import { type BreakerReads, Suspensions } from "./suspensions.ts";
 import { executePlan, type SearchDeps } from "../core/search.ts";
-import { type Caller, entitlement, GATEWAY_SUBJECT, subjectOf } from "../auth/caller.ts";
-import type { ResolvedConfig } from "./gateway-config.ts";
+import { type Caller, entitlement, GATEWAY_SUBJECT, subjectOf } from "../core/caller.ts";
+import type { ResolvedConfig } from "../config/gateway-config.ts";
 import {
   type Admission,
   admitted,
@@ -32,18 +32,15 @@ import { isPublic, searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
-import { ProviderLinks, tokenHeaders, unavailableIn } from "./provider-clients.ts";
-import { considered, heldBack } from "./plan-providers.ts";
+import { ProviderLinks, tokenHeaders, unavailableIn } from "../config/provider-clients.ts";
+import { charged, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
-
-/** caller-limits.ts, loaded with the first search a manifest's caller limits count. */
-let callerLimits: Promise<typeof import("./caller-limits.ts")> | null = null;
-const loadCallerLimits = () => (callerLimits ??= import("./caller-limits.ts"));
+import { lazy } from "../core/lazy-module.ts";
+import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
-let actionRun: Promise<typeof import("./action-run.ts")> | null = null;
-const loadActionRun = () => (actionRun ??= import("./action-run.ts"));
+const loadActionRun = lazy(() => import("./action-run.ts"));
 
 export class GatewayState {
   readonly #links: ProviderLinks;
@@ -126,80 +123,95 @@ export class GatewayState {
   }
 
   /**
-   * Plans a search and, when the plan is accepted, joins an identical search in flight or gives
-   * it an in-flight slot and starts its fan-out. Call it only once the request was read and
-   * validated, so a slow or broken sender never holds a slot.
+   * Admits a search: picks its providers, then joins an identical search in flight or takes an
+   * in-flight slot, and only then counts it against its caller's limits, so a search this
+   * instance sheds for its own load (429 `overloaded`) costs its caller nothing. Call it only once
+   * the request was read and validated, so a slow or broken sender never holds a slot.
    */
   admit(ask: SearchAsk): Admission | Promise<Admission> {
     // The cache's code is loaded with the first search that may use it.
     const loading = this.#caching.ready();
     if (loading !== null) return loading.then(() => this.admit(ask));
     const deps = this.#depsFor(ask.caller);
-    // Suspensions left out: who may share a search must not change as providers come and go.
-    const steady = planSearch(ask.request, deps);
-    if (!steady.ok) return refused(steady.problem, ask.requestId);
-    const { plan } = steady;
-    if (this.config.manifest.caller_limits === undefined) return this.#admit(ask, deps, plan);
-    // This instance's own load is not the caller's to pay for: with every slot held and no
-    // identical search to join, it is refused before it is counted.
-    if (this.#searches.taken >= this.#searches.limit) {
-      const key = searchIdentity(
-        ask.request,
-        ask.caller,
-        considered(this.config.manifest, plan.decision),
+    const picked = pickProviders(ask.request, deps);
+    if (!picked.ok) return refused(picked.problem, ask.requestId);
+    // What it names, not what runs: who may share a search must not change as providers come and go.
+    const key = searchIdentity(ask.request, ask.caller, picked.picked.named);
+    const place = placeFor(this.#flights, this.#searches, key);
+    if (place === null) return atLimit(ask.requestId);
+    if (place.kind === "joined") {
+      const { flight, leave } = place;
+      return this.#counted(
+        ask,
+        flight.decision,
+        leave,
+        () => joined(flight, ask, leave, this.mining),
       );
-      if (!this.#flights.has(key)) return atLimit(ask.requestId);
     }
-    // Counted once planned, however it is answered: by providers, the cache or a flight.
-    return loadCallerLimits()
-      .then((limits) => limits.countSearch(this.config, ask, "search", plan.run))
-      .then((envelope) =>
-        envelope === null ? this.#admit(ask, deps, plan) : { ok: false, envelope }
-      );
+    return this.#own(ask, deps, key, picked.picked, place.release);
   }
 
-  /** Joins an identical search in flight, or reads the breakers and starts its own. */
-  #admit(ask: SearchAsk, deps: SearchDeps, plan: Plan): Admission | Promise<Admission> {
-    const named = considered(this.config.manifest, plan.decision);
-    const key = searchIdentity(ask.request, ask.caller, named);
-    const joined = this.#join(key, ask);
-    if (joined !== null) return joined;
-    const shareable = named.every(isPublic);
-    if (this.#suspensions === null) return this.#start(ask, deps, key, new Map(), shareable);
-    const reads = this.#suspensions.read(named);
-    // A store's answer arrives later: an identical search may have started meanwhile.
+  /**
+   * Counts the search against its caller's limits at what `decision` runs, then `admit`s it;
+   * refused, it gives its place back.
+   */
+  #counted(
+    ask: SearchAsk,
+    decision: Decision,
+    giveBack: () => void,
+    admit: () => Admission,
+  ): Admission | Promise<Admission> {
+    return countedThen(this.config, ask, charged(this.config.manifest, decision), giveBack, admit);
+  }
+
+  /** With a slot of its own: reads the breakers, plans which providers run, and starts. */
+  #own(
+    ask: SearchAsk,
+    deps: SearchDeps,
+    key: string,
+    picked: Picked,
+    release: () => void,
+  ): Admission | Promise<Admission> {
+    const shareable = picked.named.every(isPublic);
+    const go = (reads: BreakerReads): Admission | Promise<Admission> => {
+      const plan = walkPlan(picked, {
+        ...deps,
+        suspended: (spec) => Suspensions.check(reads, spec),
+      });
+      return this.#counted(ask, plan.decision, release, () => {
+        // The store's answers arrive later: an identical search may have started meanwhile.
+        const flight = this.#flights.get(key);
+        if (flight !== undefined) {
+          release();
+          return joined(flight, ask, flight.join(), this.mining);
+        }
+        return this.#start(ask, deps, key, plan, reads, shareable, release);
+      });
+    };
+    if (this.#suspensions === null) return go(new Map());
+    const reads = this.#suspensions.read(picked.named);
     return reads instanceof Promise
-      ? reads.then((r) => this.#join(key, ask) ?? this.#start(ask, deps, key, r, shareable))
-      : this.#start(ask, deps, key, reads, shareable);
+      ? reads.then(go, (error) => {
+        release();
+        throw error;
+      })
+      : go(reads);
   }
 
-  /** Joins an identical search in flight on this instance, or null when there is none. */
-  #join(key: string, ask: SearchAsk): Admission | null {
-    const joined = this.#flights.get(key);
-    if (joined === undefined) return null;
-    return { ok: true, search: admitted(joined, ask, true, null, this.mining) };
-  }
-
-  /** Plans the search with the providers' breakers as read, and starts its fan-out. */
+  /** Starts the fan-out of a planned search, which holds `release`'s slot. */
   #start(
     ask: SearchAsk,
     deps: SearchDeps,
     key: string,
+    plan: Plan,
     reads: BreakerReads,
     shareable: boolean,
+    release: () => void,
   ): Admission {
-    const planned = planSearch(ask.request, {
-      ...deps,
-      suspended: (spec) => Suspensions.check(reads, spec),
-    });
-    if (!planned.ok) return refused(planned.problem, ask.requestId);
-    const release = this.#searches.tryTake();
-    if (release === null) return atLimit(ask.requestId);
     const { request, requestId } = ask;
-    const { plan } = planned;
     // Probes run in this search's background: inside its `waitUntil` on Workers.
     const background = new Background();
-    // In the same turn as the plan, so no other search can claim the same probe.
+    // In the same turn as the flight is registered, so no other search can claim the same probe.
     const suspension = this.#suspensions?.watch(
       heldBack(this.config.manifest, plan.decision),
       reads,
@@ -242,7 +254,6 @@ export class GatewayState {
     if (this.config.manifest.caller_limits !== undefined) {
       // An expand is a search as the caller's limits count, costing what a search of its provider does.
       const named = this.config.manifest.providers.filter((p) => p.name === ask.request.provider);
-      const { countSearch } = await loadCallerLimits();
       const limited = await countSearch(this.config, ask, "expand", named);
       if (limited !== null) return limited;
     }

@@ -11,6 +11,7 @@ import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { HEALTH_TIMEOUT_MS, HEALTH_TTL_MS } from "../protocol/limits.ts";
 import { SHARED_PROBE_RECHECK_MS } from "../protocol/state-limits.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
+import { AttemptAbort } from "../transport/attempt-abort.ts";
 import type { SharedState } from "../state/shared-state.ts";
 
 type Probed = { health: ProviderHealth; at: number };
@@ -102,9 +103,16 @@ export class HealthProbes {
     const failed = (message: string): ProviderHealth =>
       this.#health({ status: "unavailable", coverage: "unknown", diagnostics: [message] });
     let health: ProviderHealth;
+    // The probe's own deadline, as an AttemptAbort the transport reads as a timeout: a bare
+    // AbortSignal.timeout carries a reason the transport takes for a caller who went away.
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new AttemptAbort("timeout", "provider_timeout")),
+      HEALTH_TIMEOUT_MS,
+    );
     try {
       const result = await this.clientFor(spec).health({
-        signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
+        signal: deadline.signal,
         headers: await headers(),
         declared: this.declaresHealth(spec),
       });
@@ -119,10 +127,16 @@ export class HealthProbes {
           health = this.#health({ status: "unknown", coverage: "unknown", diagnostics: [] });
           break;
         default:
-          health = failed(result.message);
+          health = failed(
+            result.outcome === "timeout"
+              ? `the health probe got no answer within ${HEALTH_TIMEOUT_MS} ms`
+              : result.message,
+          );
       }
     } catch {
       health = failed("the health probe could not be made");
+    } finally {
+      clearTimeout(timer);
     }
     await this.#keep(spec.name, health);
     return health;

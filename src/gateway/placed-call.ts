@@ -17,7 +17,7 @@
  *   has closed; this hold stands in for it.
  */
 import { MIN_PLACE_TIME_SHARE, PLACE_HELD_AFTER_ABORT_MS } from "../protocol/admission-limits.ts";
-import type { Gate, Release } from "../io/gate.ts";
+import type { Gate, Release } from "../transport/provider-client.ts";
 import { QueueWatch } from "../core/queue-watch.ts";
 import { AttemptAbort } from "../transport/attempt-abort.ts";
 

@@ -10,12 +10,14 @@ export function heldBack(manifest: Manifest, decision: Decision): ProviderSpec[]
   return manifest.providers.filter((p) => names.has(p.name));
 }
 
-/** Every provider a plan names, run or not: any of them may run once another is suspended. */
-export function considered(manifest: Manifest, decision: Decision): ProviderSpec[] {
+/**
+ * What a search costs its caller (docs/envelope.md, "Caller limits"): the providers its plan runs
+ * and those it holds back as suspended, whether they are then asked or answered from the cache.
+ */
+export function charged(manifest: Manifest, decision: Decision): ProviderSpec[] {
   const names = new Set<string>([
     ...decision.providers,
-    ...decision.trimmed.map((t) => t.provider),
-    ...decision.skipped.map((s) => s.provider),
+    ...decision.skipped.filter((s) => s.reason === "suspended").map((s) => s.provider),
   ]);
   return manifest.providers.filter((p) => names.has(p.name));
 }

@@ -7,10 +7,10 @@ import type { ProviderState } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { HEALTH_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { SuspensionView } from "../core/suspension.ts";
-import { type Caller, GATEWAY_SUBJECT } from "../auth/caller.ts";
-import type { ResolvedConfig } from "./gateway-config.ts";
+import { type Caller, GATEWAY_SUBJECT } from "../core/caller.ts";
+import type { ResolvedConfig } from "../config/gateway-config.ts";
 import type { HealthProbes } from "./health-probes.ts";
-import { tokenHeaders } from "./provider-clients.ts";
+import { tokenHeaders } from "../config/provider-clients.ts";
 
 /** What the view reads of the instance (GatewayState). */
 export type StatusHost = {

@@ -5,7 +5,7 @@
  */
 import type { SearchRequest } from "../protocol/search-request.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import { type Caller, subjectOf } from "../auth/caller.ts";
+import { type Caller, subjectOf } from "../core/caller.ts";
 
 /** JSON with every object's keys sorted, so equal values always give equal text. */
 export function canonicalJson(value: unknown): string {

@@ -53,8 +53,9 @@ export function admitted(
   coalesced: boolean,
   release: (() => void) | null,
   mining: MiningGate | null,
+  /** Counts this caller out of `flight`; by default it is counted in now. */
+  leave: () => void = flight.join(),
 ): AdmittedSearch {
-  const leave = flight.join();
   return {
     async run(options, deliver) {
       try {

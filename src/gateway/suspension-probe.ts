@@ -6,16 +6,10 @@
  * `max_concurrency`, within a deadline of its own, and settles its claim whatever happens.
  */
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import {
-  DEFAULT_CONFORMANCE_QUERY,
-  MAX_PROVIDER_BODY_BYTES,
-  MIN_LIMIT,
-} from "../protocol/limits.ts";
-import { ByteBudget } from "../io/byte-budget.ts";
-import type { Gate } from "../io/gate.ts";
+import { DEFAULT_CONFORMANCE_QUERY, MIN_LIMIT } from "../protocol/limits.ts";
 import { AttemptAbort } from "../transport/attempt-abort.ts";
 import { classifyThrown } from "../transport/classify-thrown.ts";
-import type { ProviderClient } from "../transport/provider-client.ts";
+import { answerBudget, type Gate, type ProviderClient } from "../transport/provider-client.ts";
 import { judge, type ProbeClaim, type Queued } from "../core/suspension.ts";
 import type { Verdict } from "../core/breaker.ts";
 import { QueueWatch } from "../core/queue-watch.ts";
@@ -94,7 +88,7 @@ async function probe(host: ProbeHost, claim: ProbeClaim): Promise<Verdict> {
         traceparent: traceparent(),
         signal,
         // One answer's cap: the probe belongs to no search whose budget it could share.
-        budget: new ByteBudget(MAX_PROVIDER_BODY_BYTES),
+        budget: answerBudget(),
         connectGate: null,
         headers,
       });

@@ -6,7 +6,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { Command } from "../protocol/codes.ts";
-import { ANONYMOUS, type Caller } from "../auth/caller.ts";
+import { ANONYMOUS, type Caller } from "../core/caller.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import { problemResponse } from "./respond.ts";
 import { ROUTES } from "./route-table.ts";

@@ -11,8 +11,8 @@ import { REQUEST_ID_PATTERN } from "../protocol/limits.ts";
 import type { ParsedSearchRequest } from "../protocol/search-request.ts";
 import { serverTiming } from "../envelope/search-envelope.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
-import { type Ports, resolveConfig } from "../gateway/gateway-config.ts";
-import type { Settings } from "../gateway/settings.ts";
+import { type Ports, resolveConfig } from "../config/gateway-config.ts";
+import type { Settings } from "../config/settings.ts";
 import { GatewayState } from "../gateway/gateway-state.ts";
 import type { ActionAsk } from "../gateway/action-run.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
@@ -30,6 +30,7 @@ import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-inp
 import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
+import { lazy } from "../core/lazy-module.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -46,12 +47,10 @@ function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Re
 }
 
 /** The expand and refresh parsers, loaded with the first of either: searches never need them. */
-let actionRequests: Promise<typeof import("../protocol/action-request.ts")> | null = null;
-const loadActionRequests = () => (actionRequests ??= import("../protocol/action-request.ts"));
+const loadActionRequests = lazy(() => import("../protocol/action-request.ts"));
 
 /** The MCP endpoint (docs/mcp.md), loaded with the first `/mcp` request: its own module on Workers. */
-let mcpEndpoint: Promise<typeof import("./mcp/mcp-endpoint.ts")> | null = null;
-const loadMcp = () => (mcpEndpoint ??= import("./mcp/mcp-endpoint.ts"));
+const loadMcp = lazy(() => import("./mcp/mcp-endpoint.ts"));
 
 export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(settings, ports));

@@ -6,7 +6,7 @@
  * caller is resolved: they carry no data, and a browser opening /docs sends no token.
  */
 import type { Context, Hono } from "hono";
-import type { ApiDocsViewer } from "../gateway/gateway-config.ts";
+import type { ApiDocsViewer } from "../config/gateway-config.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import { DOCUMENT_CACHE } from "./info-routes.ts";
 import { NO_SNIFF, problemResponse } from "./respond.ts";

@@ -4,7 +4,7 @@
  */
 import type { Hono } from "hono";
 import type { Envelope, MiningStatus, ProviderListing } from "../protocol/envelope-schema.ts";
-import type { Caller } from "../auth/caller.ts";
+import type { Caller } from "../core/caller.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";

@@ -11,9 +11,9 @@
 import type { Context, Hono } from "hono";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import { problemResponse } from "./respond.ts";
+import { lazy } from "../core/lazy-module.ts";
 
-let pageAssets: Promise<typeof import("./page/page-assets.ts")> | null = null;
-const loadPageAssets = () => (pageAssets ??= import("./page/page-assets.ts"));
+const loadPageAssets = lazy(() => import("./page/page-assets.ts"));
 
 /**
  * Content-Security-Policy of the page and its files: scripts, styles and fetches from this origin

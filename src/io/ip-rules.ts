@@ -47,6 +47,31 @@ export function parseAddress(text: string): IpAddress | null {
   return unwrapMapped(ipaddr.IPv6.parse(text));
 }
 
+/**
+ * An address as a peer or a proxy writes it (X-Forwarded-For, a socket's remote address): possibly
+ * with a zone (`fe80::1%eth0`), in brackets with a port (`[2001:db8::1]:443`), or IPv4 with a port
+ * (`192.0.2.7:5678`). Null when it is not one.
+ */
+export function parseHostAddress(written: string): IpAddress | null {
+  let host = written.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(host);
+  if (bracketed !== null) host = bracketed[1] as string;
+  else if (/^[\d.]+:\d+$/.test(host)) host = host.slice(0, host.indexOf(":"));
+  return parseAddress(host.replace(/%.*$/, ""));
+}
+
+/**
+ * One name for every address of a host: IPv4 (a mapped one too) as itself, IPv6 as its network of
+ * `ipv6Bits` (a multiple of 16) in uncompressed hex words (`2001:db8:0:0::/64`), since one host
+ * may hold a whole /64.
+ */
+export function hostKey(address: IpAddress, ipv6Bits: number): string {
+  const plain = unwrapMapped(address);
+  if (plain.kind() === "ipv4") return plain.toString();
+  const words = (plain as ipaddr.IPv6).parts.slice(0, ipv6Bits / 16);
+  return `${words.map((word) => word.toString(16)).join(":")}::/${ipv6Bits}`;
+}
+
 /** A CIDR range (`10.0.0.0/8`, `fd00::/8`) or one address as a range of one; null otherwise. */
 export function parseCidr(text: string): CidrRange | null {
   const slash = text.indexOf("/");

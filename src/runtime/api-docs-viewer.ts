@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { ApiDocsViewer } from "../gateway/gateway-config.ts";
+import type { ApiDocsViewer } from "../config/gateway-config.ts";
 
 /** The package whose bundle the Scalar page loads by default, from a CDN. */
 export const VIEWER_PACKAGE = "@scalar/api-reference";

@@ -3,7 +3,7 @@
  * Deno.serve, with the same variables as `npm start`.
  */
 import { ConfigError } from "../protocol/config-error.ts";
-import { readSettings } from "../gateway/settings.ts";
+import { readSettings } from "../config/settings.ts";
 import { launch, type Listen } from "./launch.ts";
 
 /** Deno.serve hands the handler its ServeInfo (launch.ts), the peer's address within. */

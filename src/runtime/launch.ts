@@ -13,18 +13,18 @@ import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
 import { installedViewer } from "./api-docs-viewer.ts";
 import { ConfigError } from "../protocol/config-error.ts";
-import type { PeerAddress, Ports } from "../gateway/gateway-config.ts";
-import type { ReadSettings } from "../gateway/settings.ts";
-import { remoteBuiltins } from "../gateway/remote-builtins.ts";
+import type { PeerAddress, Ports } from "../config/gateway-config.ts";
+import type { ReadSettings } from "../config/settings.ts";
+import { remoteBuiltins } from "../builtins/remote-builtins.ts";
 import {
   fileErrorCode,
   listenProblem,
   manifestFileMissing,
   manifestFileUnreadable,
-} from "../gateway/start-problems.ts";
+} from "../config/start-problems.ts";
 import { openTraceFile } from "./trace-file-sink.ts";
-import { requireStateSecret, type StateVariables } from "../gateway/state-settings.ts";
-import type { CacheVariables } from "../gateway/cache-settings.ts";
+import { requireStateSecret, type StateVariables } from "../config/state-settings.ts";
+import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
 import type { SharedState } from "../state/shared-state.ts";
 

@@ -4,7 +4,7 @@
  * line.
  */
 import { ConfigError } from "../protocol/config-error.ts";
-import { readSettings } from "../gateway/settings.ts";
+import { readSettings } from "../config/settings.ts";
 import { launch } from "./launch.ts";
 import { listen } from "./node-listen.ts";
 import { nodePorts } from "./node-fetch.ts";

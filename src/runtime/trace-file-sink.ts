@@ -7,8 +7,8 @@
 import { appendFile, open, rename, rm } from "node:fs/promises";
 import { ConfigError } from "../protocol/config-error.ts";
 import { TRACE_FILES_KEPT } from "../protocol/trace-limits.ts";
-import { fileErrorCode } from "../gateway/start-problems.ts";
-import { SinkError, type TraceSink } from "../gateway/mining/sink.ts";
+import { fileErrorCode } from "../config/start-problems.ts";
+import { SinkError, type TraceSink } from "../protocol/trace-sink.ts";
 
 /** Opens the file now, so a path that cannot be written stops the start, not the first search. */
 export async function openTraceFile(path: string, maxBytes: number): Promise<TraceSink> {

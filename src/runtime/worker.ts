@@ -10,10 +10,10 @@ import bundledManifest from "tracefetch:bundled-manifest";
 import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
 import { problemResponse } from "../http/respond.ts";
-import { type EnvSettings, readSettings } from "../gateway/settings.ts";
-import { requireStateSecret } from "../gateway/state-settings.ts";
+import { type EnvSettings, readSettings } from "../config/settings.ts";
+import { requireStateSecret } from "../config/state-settings.ts";
 import { ConfigError } from "../protocol/config-error.ts";
-import { remoteBuiltins } from "../gateway/remote-builtins.ts";
+import { remoteBuiltins } from "../builtins/remote-builtins.ts";
 import { WORKERS_MAX_PENDING_CONNECTIONS } from "../protocol/limits.ts";
 
 export { GatewayStateObject } from "./state-object.ts";

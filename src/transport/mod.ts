@@ -3,7 +3,9 @@
  * adapter called in process, and turns whatever comes back into an answer or a failure along one
  * answer path: one reader of an answer's body (read-answer.ts) and one settling of a parsed answer
  * (settle-answer.ts), for search and every action. It also holds the one way an adapter calls a
- * third-party JSON API (upstream.ts), which reads through the same reader.
+ * third-party JSON API (upstream.ts), which reads through the same reader, and the one request
+ * that goes to no provider: a batch of search traces POSTed to the operator's webhook
+ * (webhook-sink.ts), loaded only by a gateway that has one.
  *
  * Boundary: nothing here plans, ranks or fuses, and no adapter lives here: the built-ins are in
  * src/builtins and the example providers in providers/. The transport moves one request and

@@ -7,10 +7,22 @@ import type { ExpandRequest } from "../protocol/provider-contract.ts";
 import type { WireCandidate } from "../protocol/provider-wire.ts";
 import type { SearchFilters } from "../protocol/search-filters.ts";
 import type { CollectionStats } from "../protocol/collection-stats.ts";
-import type { ByteBudget } from "../io/byte-budget.ts";
+import { ByteBudget } from "../io/byte-budget.ts";
+import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import type { Failure } from "./failure.ts";
 import type { Unsupported } from "./classify-status.ts";
 import type { Gate } from "../io/gate.ts";
+
+/**
+ * The gate a provider call waits at and the release it holds, as this module's calls take them:
+ * whoever calls a provider client needs no other vocabulary.
+ */
+export type { Gate, Release } from "../io/gate.ts";
+
+/** The budget of a search call that belongs to no search (a suspension probe): one answer's cap. */
+export function answerBudget(): ByteBudget {
+  return new ByteBudget(MAX_PROVIDER_BODY_BYTES);
+}
 
 /** One call of one provider for one search. */
 export type ProviderCall = {

@@ -18,7 +18,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { Buffer } from "node:buffer";
 import { corpusAdapter, type CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../../src/kit/serve-provider.ts";
-import { ADMIN_SCOPE } from "../../src/auth/caller.ts";
+import { ADMIN_SCOPE } from "../../src/core/caller.ts";
 import { listen } from "../../src/runtime/node-listen.ts";
 import { gateway } from "./gateway.ts";
 import { AUDIENCE, ISSUER, keyPair, sign } from "./auth-keys.ts";

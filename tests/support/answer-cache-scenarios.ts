@@ -9,7 +9,7 @@ import type { Handler, TestServer } from "./servers.ts";
 import { answer, startServer } from "./servers.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./auth-keys.ts";
 import { PROVIDER_HEALTH_VERSION } from "../../src/protocol/provider-actions.ts";
-import { ADMIN_SCOPE } from "../../src/auth/caller.ts";
+import { ADMIN_SCOPE } from "../../src/core/caller.ts";
 
 export type App = { request: (path: string, init?: RequestInit) => Response | Promise<Response> };
 export type AppPair = { a: App; b: App };

@@ -7,7 +7,7 @@ import addFormats from "ajv-formats";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { createGateway } from "../../src/http/mod.ts";
-import { type Env, type Ports, readSettings, type Settings } from "../../src/gateway/mod.ts";
+import { type Env, type Ports, readSettings, type Settings } from "../../src/config/mod.ts";
 import { nodePorts } from "../../src/runtime/node-fetch.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });

@@ -322,6 +322,40 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
     assert.match(await streamed.text(), /"structuredContent"/);
   });
 
+  it("every answer forbids sniffing: JSON, an SSE stream, a parse error and the SDK's own refusal", async () => {
+    const call = (meta: Record<string, unknown>) =>
+      rpc(target().mcp, {
+        jsonrpc: "2.0",
+        id: 8,
+        method: "tools/call",
+        params: { name: "status", arguments: {}, ...meta },
+      });
+    const notJson = await fetch(target().mcp, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: "{not json",
+    });
+    const unknownVersion = await rpc(target().mcp, {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/list",
+    }, { "mcp-protocol-version": "1999-01-01" });
+    const answers = [
+      ["JSON", await call({})],
+      ["SSE", await call({ _meta: { progressToken: "p2" } })],
+      ["parse error", notJson],
+      ["unknown protocol version", unknownVersion],
+    ] as const;
+    for (const [what, res] of answers) {
+      await res.body?.cancel();
+      assert.equal(res.headers.get("x-content-type-options"), "nosniff", what);
+    }
+    assert.equal(unknownVersion.status, 400, "the SDK's own refusal");
+  });
+
   it("expand takes a merged entry's found_by and locator; an unknown provider is fix_input", async () => {
     const { out: found } = await call("search", { query: "deadline", providers: ["workspace"] });
     const entry = found.result.merged[0];

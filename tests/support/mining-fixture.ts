@@ -12,7 +12,7 @@ import { TRACE_JWS_TYPE } from "../../src/protocol/trace-version.ts";
 import { answer, type Handler, raw, startServer, type TestServer } from "./servers.ts";
 import { AUDIENCE, ISSUER } from "./auth-keys.ts";
 import { createGateway } from "../../src/http/mod.ts";
-import type { Ports } from "../../src/gateway/mod.ts";
+import type { Ports } from "../../src/config/mod.ts";
 import { manifestOf, settingsFor } from "./gateway.ts";
 
 export const SECRETS = {

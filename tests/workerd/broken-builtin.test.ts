@@ -13,7 +13,7 @@ import { BROKEN_ANSWERS, GOOD_PAGE } from "../support/broken-builtin.ts";
 /** The gateway over the broken built-ins, composed as a Worker root composes it. */
 const ENTRY = `
 import { createGateway } from "./src/http/create-gateway.ts";
-import { readSettings } from "./src/gateway/settings.ts";
+import { readSettings } from "./src/config/settings.ts";
 import { BROKEN_MANIFEST, brokenBuiltins } from "./tests/support/broken-builtin.ts";
 
 const settings = readSettings({ TRACEFETCH_DESCRIBE_PROVIDERS: "0" })

@@ -8,8 +8,8 @@ import type { SearchRequest } from "../../protocol/search-request.ts";
 import type { Trace } from "../../protocol/trace-schema.ts";
 import { TRACE_VERSION } from "../../protocol/trace-version.ts";
 import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
-import type { Caller } from "../../auth/caller.ts";
-import type { TraceEntry } from "./sink.ts";
+import type { Caller } from "../../core/caller.ts";
+import type { TraceEntry } from "../../protocol/trace-sink.ts";
 import type { TraceHasher } from "./trace-hmac.ts";
 
 /** A search that was answered, as the recorder receives it once the answer is on its way. */

@@ -5,7 +5,7 @@
  */
 import type { Mining, MiningStatus } from "../../protocol/envelope-schema.ts";
 import type { TraceInput } from "./build-trace.ts";
-import { type MiningConfig, SINK_VARIABLES } from "./mining-config.ts";
+import { type MiningConfig, SINK_VARIABLES } from "../../config/mining-config.ts";
 import type { Recorder } from "./recorder.ts";
 
 export class MiningGate {

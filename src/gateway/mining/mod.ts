@@ -3,8 +3,9 @@
  * "Search traces"; docs/envelope.md, "Mining"), for `tracefetch replay` to measure later.
  *
  * Boundary: builds a trace from a search that was answered, queues it, and writes batches to one
- * sink (the webhook and the Workers Queue here; the JSONL file is src/runtime's, as it needs the
- * file system). It never decides an answer and never reads a variable (env-config.ts does).
+ * sink (the Workers Queue here; the webhook is src/transport's, the JSONL file src/runtime's, as
+ * it needs the file system). It never decides an answer and never reads a variable (src/config
+ * does, and resolves the sink).
  *
  * Invariants:
  * - Nothing is recorded unless a sink is set and TRACEFETCH_MINING_CONFIRMED is on.
@@ -16,7 +17,5 @@
  * - The queue is bounded; when full the oldest trace is dropped and counted, never the answer.
  * - The recorder and the sinks are dynamic imports: a gateway that records nothing never loads them.
  */
-export * from "./mining-config.ts";
 export * from "./mining-gate.ts";
-export * from "./sink.ts";
 export type { TraceInput } from "./build-trace.ts";

@@ -3,7 +3,7 @@
  * TRACEFETCH_TRACE_QUEUE names, a message per trace (its JSON object, `contentType: "json"`).
  * Batches gather per isolate, as every search of the isolate shares one backlog.
  */
-import { SinkError, type TraceSink } from "./sink.ts";
+import { SinkError, type TraceSink } from "../../protocol/trace-sink.ts";
 
 /** The part of a Workers Queue binding the sink uses. */
 export type QueueBinding = {

@@ -14,8 +14,8 @@ import {
   TRACE_SINK_RETRY_MS,
 } from "../../protocol/trace-limits.ts";
 import { buildTrace, type TraceInput } from "./build-trace.ts";
-import type { MiningConfig } from "./mining-config.ts";
-import { SinkError, type TraceEntry, type TraceSink } from "./sink.ts";
+import type { MiningConfig } from "../../config/mining-config.ts";
+import { SinkError, type TraceEntry, type TraceSink } from "../../protocol/trace-sink.ts";
 import { type TraceHasher, traceHasher } from "./trace-hmac.ts";
 
 /** What the recorder reports: `/v1/status` shows all of it, a search's block the first two. */

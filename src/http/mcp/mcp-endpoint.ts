@@ -44,12 +44,12 @@ import { isLoopbackHost } from "../../protocol/url-policy.ts";
 import { isRecord } from "../../protocol/json-value.ts";
 import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
-import type { ResolvedConfig } from "../../gateway/gateway-config.ts";
+import type { ResolvedConfig } from "../../config/gateway-config.ts";
 import { VERSION } from "../../gateway/version.ts";
 import { decodeUtf8 } from "../../io/bounded-reader.ts";
 import type { GatewayEnv } from "../caller-middleware.ts";
 import { afterAnswer } from "../after-answer.ts";
-import { problemResponse } from "../respond.ts";
+import { NO_SNIFF, problemResponse } from "../respond.ts";
 import { callTool, type ToolCaller, type ToolEnvelope } from "./mcp-tool-calls.ts";
 import { CallArguments, checkParamsFirst } from "./mcp-params.ts";
 import { toolText } from "./mcp-text.ts";
@@ -142,6 +142,7 @@ export async function answerMcp(
   const response = await transport.handleRequest(c.req.raw, { parsedBody: message });
   response.headers.set("x-request-id", requestId);
   response.headers.set("cache-control", "no-store");
+  response.headers.set("x-content-type-options", NO_SNIFF["x-content-type-options"]);
   return response;
 }
 
@@ -243,6 +244,6 @@ function asksForProgress(message: unknown): boolean {
 function jsonRpcError(status: number, code: number, message: string): Response {
   return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
     status,
-    headers: { "content-type": "application/json", "cache-control": "no-store" },
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...NO_SNIFF },
   });
 }

@@ -11,7 +11,7 @@ import { parseExpandRequestText } from "../../protocol/action-request.ts";
 import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
 import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import { searchEnvelope } from "../../envelope/search-envelope.ts";
-import type { Caller } from "../../auth/caller.ts";
+import type { Caller } from "../../core/caller.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
 import type { RunOptions } from "../../gateway/search-run.ts";
 import { providersEnvelope, statusEnvelope } from "../info-routes.ts";

@@ -10,7 +10,7 @@ import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
 import { Semaphore } from "../io/gate.ts";
 import type { SearchDeps } from "../core/search.ts";
-import { requiredScope } from "../auth/caller.ts";
+import { requiredScope } from "../core/caller.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 
 /** Why a provider cannot be contacted with this configuration, or null when it can. */

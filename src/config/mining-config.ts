@@ -3,13 +3,13 @@
  * unless raw queries are opted in; a webhook needs the gateway's signing key and an https URL; a
  * file or Queue sink needs the runtime that can write it.
  */
-import { ConfigError } from "../../protocol/config-error.ts";
-import { MIN_TRACE_SECRET_BYTES } from "../../protocol/trace-limits.ts";
-import { TRACE_JWS_TYPE } from "../../protocol/trace-version.ts";
-import { endpointProblem } from "../../protocol/url-policy.ts";
-import type { ProviderTokenSigner } from "../../auth/provider-token-signer.ts";
-import type { MiningVariables } from "../settings.ts";
-import type { SinkKind, TraceSink } from "./sink.ts";
+import { ConfigError } from "../protocol/config-error.ts";
+import { MIN_TRACE_SECRET_BYTES } from "../protocol/trace-limits.ts";
+import { TRACE_JWS_TYPE } from "../protocol/trace-version.ts";
+import { urlProblem } from "./env-values.ts";
+import type { ProviderTokenSigner } from "../auth/provider-token-signer.ts";
+import type { MiningVariables } from "./settings.ts";
+import type { SinkKind, TraceSink } from "../protocol/trace-sink.ts";
 
 /** A gateway's mining, resolved: the sink (opened on first use) and what a trace keeps. */
 export type MiningConfig = {
@@ -45,12 +45,8 @@ export type MiningInputs = {
 /** The mining configuration, or null when no sink is set; throws ConfigError on a bad combination. */
 export function resolveMining(inputs: MiningInputs): MiningConfig | null {
   const { vars } = inputs;
+  // At least MIN_TRACE_SECRET_BYTES: its variable's schema (settings.ts) checked it.
   const secret = vars.secret === null ? null : new TextEncoder().encode(vars.secret);
-  if (secret !== null && secret.byteLength < MIN_TRACE_SECRET_BYTES) {
-    throw new ConfigError(
-      `TRACEFETCH_TRACE_SECRET must be at least ${MIN_TRACE_SECRET_BYTES} bytes (it has ${secret.byteLength})`,
-    );
-  }
   const configured = (Object.keys(SINK_VARIABLES) as SinkKind[]).filter((kind) =>
     vars[kind] !== null
   );
@@ -105,7 +101,7 @@ function opener(kind: SinkKind, inputs: MiningInputs): () => Promise<TraceSink> 
   const { vars, sink, signer } = inputs;
   if (kind === "webhook") {
     const url = vars.webhook as string;
-    const problem = endpointProblem(url, inputs.allowLoopback);
+    const problem = urlProblem(url, { kind: "endpoint", allowLoopback: inputs.allowLoopback });
     if (problem !== null) throw new ConfigError(`TRACEFETCH_TRACE_WEBHOOK ${problem}`);
     if (signer === null) {
       throw new ConfigError(
@@ -113,7 +109,7 @@ function opener(kind: SinkKind, inputs: MiningInputs): () => Promise<TraceSink> 
       );
     }
     return async () =>
-      (await import("./webhook-sink.ts")).webhookSink({
+      (await import("../transport/webhook-sink.ts")).webhookSink({
         url,
         timeoutMs: vars.webhookTimeoutMs,
         fetch: inputs.fetch,

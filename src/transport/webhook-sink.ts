@@ -4,11 +4,11 @@
  * `tracefetch.trace-batch.v1` document. A 2xx answer within the timeout is success; anything else,
  * a redirect included (never followed), is a failure whose reason names no URL.
  */
-import { MAX_TRACE_WEBHOOK_ANSWER_BYTES } from "../../protocol/trace-limits.ts";
-import { TRACE_BATCH_VERSION } from "../../protocol/trace-version.ts";
-import { readBounded } from "../../io/bounded-reader.ts";
-import { classifyThrown } from "../../transport/classify-thrown.ts";
-import { SinkError, type TraceSink } from "./sink.ts";
+import { MAX_TRACE_WEBHOOK_ANSWER_BYTES } from "../protocol/trace-limits.ts";
+import { TRACE_BATCH_VERSION } from "../protocol/trace-version.ts";
+import { readBounded } from "../io/bounded-reader.ts";
+import { classifyThrown } from "./classify-thrown.ts";
+import { SinkError, type TraceSink } from "../protocol/trace-sink.ts";
 
 export type WebhookOptions = {
   url: string;

@@ -4,20 +4,11 @@
  * on the first request.
  */
 import { ConfigError } from "../protocol/config-error.ts";
-import { endpointProblem } from "../protocol/url-policy.ts";
-import { isRecord } from "../protocol/json-value.ts";
-import { MIN_HS256_SECRET_BYTES } from "../protocol/limits.ts";
+import { urlProblem } from "./env-values.ts";
+import { parseJwks } from "../auth/jwk-set.ts";
+import type { KeySource, VerifierSettings } from "../auth/verify-caller.ts";
 
-export type KeySource =
-  | { kind: "jwks_url"; url: string }
-  | { kind: "jwks"; jwks: { keys: Record<string, unknown>[] } }
-  | { kind: "secret"; secret: Uint8Array };
-
-export type AuthSettings = {
-  /** How caller tokens are verified; empty when callers are all anonymous. */
-  sources: KeySource[];
-  issuer: string | null;
-  audience: string | null;
+export type AuthSettings = VerifierSettings & {
   requireAuth: boolean;
   /** TRACEFETCH_SIGNING_JWK as given: a private Ed25519 JWK or a JWKS of them. */
   signingJwk: string | null;
@@ -49,7 +40,7 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
   const sources: KeySource[] = [];
   const { jwksUrl, jwks, secret, issuer, audience, requireAuth, signingJwk, gatewayIssuer } = vars;
   if (jwksUrl !== null) {
-    const problem = endpointProblem(jwksUrl, allowLoopback);
+    const problem = urlProblem(jwksUrl, { kind: "endpoint", allowLoopback });
     if (problem) throw new ConfigError(`TRACEFETCH_AUTH_JWKS_URL ${problem}`);
     sources.push({ kind: "jwks_url", url: jwksUrl });
   }
@@ -63,15 +54,8 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
     }
     sources.push({ kind: "jwks", jwks: set });
   }
-  if (secret !== null) {
-    const bytes = new TextEncoder().encode(secret);
-    if (bytes.byteLength < MIN_HS256_SECRET_BYTES) {
-      throw new ConfigError(
-        `TRACEFETCH_AUTH_SECRET must be at least ${MIN_HS256_SECRET_BYTES} bytes (it has ${bytes.byteLength})`,
-      );
-    }
-    sources.push({ kind: "secret", secret: bytes });
-  }
+  // At least MIN_HS256_SECRET_BYTES: its variable's schema (settings.ts) checked it.
+  if (secret !== null) sources.push({ kind: "secret", secret: new TextEncoder().encode(secret) });
   if (sources.length > 0 && (issuer === null || audience === null)) {
     throw new ConfigError(
       "caller tokens need TRACEFETCH_AUTH_ISSUER and TRACEFETCH_AUTH_AUDIENCE: iss and aud are always checked",
@@ -92,28 +76,4 @@ export function readAuthSettings(vars: AuthVariables, allowLoopback: boolean): A
     );
   }
   return { sources, issuer, audience, requireAuth, signingJwk, gatewayIssuer };
-}
-
-/** A JWK Set, or a single JWK taken as a set of one. */
-export function parseJwks(name: string, text: string): { keys: Record<string, unknown>[] } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`${name} is not JSON`);
-  }
-  const keys = isRecord(value) && Array.isArray(value.keys)
-    ? value.keys
-    : isRecord(value)
-    ? [value]
-    : null;
-  if (keys === null || keys.length === 0 || !keys.every(isRecord)) {
-    throw new ConfigError(
-      `${name} must be a JWK or a JWK Set ({"keys": [...]}) with at least one key`,
-    );
-  }
-  for (const key of keys) {
-    if (typeof key.kty !== "string") throw new ConfigError(`${name}: every key needs a "kty"`);
-  }
-  return { keys };
 }

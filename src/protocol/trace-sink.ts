@@ -2,7 +2,7 @@
  * Where traces go: one sink per gateway, chosen by configuration. The gateway builds the webhook
  * sink itself; a runtime hands it the file sink (Node, Deno) or the Queue sink (Workers).
  */
-import type { Trace } from "../../protocol/trace-schema.ts";
+import type { Trace } from "./trace-schema.ts";
 
 export type SinkKind = "file" | "webhook" | "queue";
 

@@ -8,15 +8,15 @@ import type { BuiltinName } from "../protocol/codes.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
 import type { SearchAdapter } from "../protocol/provider-contract.ts";
 import { exchangeOverFetch, type ProviderExchange } from "../io/provider-exchange.ts";
-import { readAuthSettings } from "../auth/auth-settings.ts";
+import { readAuthSettings } from "./auth-settings.ts";
 import { type CallerVerifier, createCallerVerifier } from "../auth/verify-caller.ts";
 import {
   createProviderTokenSigner,
   type ProviderTokenSigner,
 } from "../auth/provider-token-signer.ts";
 import type { Settings } from "./settings.ts";
-import { type MiningConfig, resolveMining } from "./mining/mining-config.ts";
-import type { TraceSink } from "./mining/sink.ts";
+import { type MiningConfig, resolveMining } from "./mining-config.ts";
+import type { TraceSink } from "../protocol/trace-sink.ts";
 import type { SharedState } from "../state/shared-state.ts";
 import type { AnswerCache } from "../state/answer-cache.ts";
 import { MemoryState } from "../state/memory-state.ts";
@@ -94,7 +94,9 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "st
 
 export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedConfig {
   const onWarning = (line: string) => ports.onWarning?.(line);
-  for (const line of manifestWarnings(settings.manifest)) onWarning(line);
+  for (const line of [...settings.warnings, ...manifestWarnings(settings.manifest)]) {
+    onWarning(line);
+  }
   const fetchImpl: typeof fetch = ports.fetch ?? ((input, init) => fetch(input, init));
   const { allowLoopback } = settings;
   const auth = readAuthSettings(settings.auth, allowLoopback);

@@ -10,7 +10,7 @@ import {
   MAX_STATE_TIMEOUT_MS,
   MIN_STATE_SECRET_BYTES,
 } from "../protocol/state-limits.ts";
-import { type Env, integer, text } from "./env-values.ts";
+import { type Env, integer, readVariables, secretProblem, text, url } from "./env-values.ts";
 
 export type StateVariables = {
   /** TRACEFETCH_STATE_URL: a redis:// or rediss:// URL; null: no Redis (memory, or a binding). */
@@ -23,27 +23,23 @@ export type StateVariables = {
   secret: string | null;
 };
 
-/** The redis URL schemes ioredis speaks: plain, and over TLS. */
-const REDIS_SCHEMES = new Set(["redis:", "rediss:"]);
+/** The shared state's variables, each described by its schema. */
+const STATE_VARIABLES = {
+  TRACEFETCH_STATE_URL: url({ kind: "redis", example: "redis://127.0.0.1:6379/0" }),
+  TRACEFETCH_STATE_PREFIX: text,
+  TRACEFETCH_STATE_TIMEOUT_MS: integer(1, MAX_STATE_TIMEOUT_MS),
+  TRACEFETCH_STATE_SECRET: text,
+};
 
 export function stateVariables(env: Env): StateVariables {
-  const url = text(env, "TRACEFETCH_STATE_URL");
-  if (url !== null) {
-    const parsed = URL.canParse(url) ? new URL(url) : null;
-    if (parsed === null || !REDIS_SCHEMES.has(parsed.protocol) || parsed.hostname === "") {
-      throw new ConfigError(
-        "TRACEFETCH_STATE_URL must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (the value is not shown: it may hold a password)",
-      );
-    }
-  }
+  const read = readVariables(env, STATE_VARIABLES);
   const variables: StateVariables = {
-    url,
-    prefix: text(env, "TRACEFETCH_STATE_PREFIX") ?? DEFAULT_STATE_PREFIX,
-    timeoutMs: integer(env, "TRACEFETCH_STATE_TIMEOUT_MS", 1, MAX_STATE_TIMEOUT_MS) ??
-      DEFAULT_STATE_TIMEOUT_MS,
-    secret: text(env, "TRACEFETCH_STATE_SECRET"),
+    url: read.TRACEFETCH_STATE_URL,
+    prefix: read.TRACEFETCH_STATE_PREFIX ?? DEFAULT_STATE_PREFIX,
+    timeoutMs: read.TRACEFETCH_STATE_TIMEOUT_MS ?? DEFAULT_STATE_TIMEOUT_MS,
+    secret: read.TRACEFETCH_STATE_SECRET,
   };
-  if (url !== null) requireStateSecret(variables, "TRACEFETCH_STATE_URL");
+  if (variables.url !== null) requireStateSecret(variables, "TRACEFETCH_STATE_URL");
   return variables;
 }
 
@@ -58,11 +54,7 @@ export function requireStateSecret(variables: StateVariables, store: string): st
       `${store} shares state between instances and needs TRACEFETCH_STATE_SECRET (at least ${MIN_STATE_SECRET_BYTES} bytes), the key that hashes searches before they reach the store`,
     );
   }
-  const bytes = new TextEncoder().encode(secret).byteLength;
-  if (bytes < MIN_STATE_SECRET_BYTES) {
-    throw new ConfigError(
-      `TRACEFETCH_STATE_SECRET must be at least ${MIN_STATE_SECRET_BYTES} bytes (it has ${bytes})`,
-    );
-  }
+  const problem = secretProblem(secret, MIN_STATE_SECRET_BYTES);
+  if (problem !== null) throw new ConfigError(`TRACEFETCH_STATE_SECRET ${problem}`);
   return secret;
 }

@@ -8,7 +8,7 @@
  * `withManifest`, which validates it and reads the bearer secrets it names from the same
  * environment. Nothing below the roots reads an environment.
  */
-import type { AuthVariables } from "../auth/auth-settings.ts";
+import type { AuthVariables } from "./auth-settings.ts";
 import type { BuiltinKeys } from "../builtins/mod.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import {
@@ -35,16 +35,22 @@ import {
   parseManifestText,
   validateManifest,
 } from "../protocol/validate-manifest.ts";
-import { endpointProblem } from "../protocol/url-policy.ts";
+import { MIN_HS256_SECRET_BYTES } from "../protocol/limits.ts";
+import { MIN_TRACE_SECRET_BYTES } from "../protocol/trace-limits.ts";
+import type { CidrRange } from "../io/ip-rules.ts";
 import {
-  type AddressRange,
   addressRanges,
+  apiKey,
   type Env,
   flag,
   integer,
+  misspelled,
   origins,
   positive,
+  readVariables,
+  secret,
   text,
+  url,
 } from "./env-values.ts";
 import { type StateVariables, stateVariables } from "./state-settings.ts";
 import { type CacheVariables, cacheVariables } from "./cache-settings.ts";
@@ -78,7 +84,7 @@ export type EnvSettings = {
   /** TRACEFETCH_MCP_ORIGINS: the browser origins `/mcp` accepts (docs/mcp.md), serialised. */
   mcpOrigins: string[];
   /** TRACEFETCH_TRUSTED_PROXIES: proxies whose X-Forwarded-For is read; empty, it is ignored. */
-  trustedProxies: AddressRange[];
+  trustedProxies: CidrRange[];
   /** TRACEFETCH_TRACE_* and TRACEFETCH_MINING_CONFIRMED (docs/security.md, "Search traces"). */
   mining: MiningVariables;
   /** TRACEFETCH_STATE_*: the store instances share (docs/deploy.md, "Shared state"). */
@@ -87,6 +93,8 @@ export type EnvSettings = {
   cache: CacheVariables;
   /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
   builtins: BuiltinKeys;
+  /** What was set but is ignored, one line each (a TRACEFETCH_* name that is a likely slip). */
+  warnings: string[];
 };
 
 /** The search-trace variables as read; which combinations start is checked by resolveConfig. */
@@ -112,14 +120,6 @@ export type MiningVariables = {
   /** TRACEFETCH_TRACE_BACKLOG: traces waiting for the sink before the oldest is dropped. */
   backlog: number;
 };
-
-/** The variables the remote built-ins read, by what they hold. */
-const BUILTIN_VARS = {
-  exaKey: "EXA_API_KEY",
-  exaBaseUrl: "EXA_BASE_URL",
-  githubToken: "GITHUB_TOKEN",
-  githubBaseUrl: "GITHUB_API_URL",
-} as const;
 
 /** Everything one gateway runs with: the environment's settings, its manifest, and its secrets. */
 export type Settings = Omit<EnvSettings, "manifest" | "mining"> & {
@@ -162,6 +162,65 @@ const DEFAULT_PORT = 8787;
 const DEFAULT_HOST = "127.0.0.1";
 const HIGHEST_PORT = 65_535;
 
+/**
+ * Every variable the gateway reads but the shared state's and the cache's (state-settings.ts,
+ * cache-settings.ts), each described by its schema. The built-ins' base URLs are read apart: their
+ * URL policy depends on TRACEFETCH_ALLOW_LOOPBACK.
+ */
+const VARIABLES = {
+  HOST: text,
+  PORT: integer(0, HIGHEST_PORT),
+  TRACEFETCH_MANIFEST: text,
+  TRACEFETCH_ALLOW_LOOPBACK: flag(),
+  TRACEFETCH_MAX_PROVIDERS: positive,
+  TRACEFETCH_MAX_INFLIGHT: positive,
+  TRACEFETCH_HEADERS_TIMEOUT_MS: positive,
+  TRACEFETCH_BODY_TIMEOUT_MS: positive,
+  TRACEFETCH_SUSPEND_PROVIDERS: flag(true),
+  TRACEFETCH_DESCRIBE_PROVIDERS: flag(true),
+  TRACEFETCH_API_DOCS: flag(null),
+  TRACEFETCH_AUTH_JWKS_URL: text,
+  TRACEFETCH_AUTH_JWKS: text,
+  TRACEFETCH_AUTH_SECRET: secret(MIN_HS256_SECRET_BYTES),
+  TRACEFETCH_AUTH_ISSUER: text,
+  TRACEFETCH_AUTH_AUDIENCE: text,
+  TRACEFETCH_REQUIRE_AUTH: flag(),
+  TRACEFETCH_SIGNING_JWK: text,
+  TRACEFETCH_GATEWAY_ISSUER: text,
+  TRACEFETCH_MCP_ORIGINS: origins,
+  TRACEFETCH_TRUSTED_PROXIES: addressRanges,
+  TRACEFETCH_TRACE_FILE: text,
+  TRACEFETCH_TRACE_FILE_MAX_BYTES: positive,
+  TRACEFETCH_TRACE_WEBHOOK: text,
+  TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS: integer(1, MAX_TRACE_WEBHOOK_TIMEOUT_MS),
+  TRACEFETCH_TRACE_QUEUE: text,
+  TRACEFETCH_TRACE_SECRET: secret(MIN_TRACE_SECRET_BYTES),
+  TRACEFETCH_TRACE_RAW_QUERIES: flag(),
+  TRACEFETCH_TRACE_RAW_LOCATORS: flag(),
+  TRACEFETCH_MINING_CONFIRMED: flag(),
+  TRACEFETCH_TRACE_BACKLOG: positive,
+  EXA_API_KEY: apiKey,
+  GITHUB_TOKEN: apiKey,
+};
+
+/**
+ * Every TRACEFETCH_* name something reads: the gateway's variables, the shared state's and the
+ * cache's, the CLI's token variable, the manifest bundled at build time, and the Workers binding
+ * of the shared state. Any other TRACEFETCH_* name close to one of these is reported as a slip.
+ */
+export const KNOWN_VARIABLES: readonly string[] = [
+  ...Object.keys(VARIABLES),
+  "TRACEFETCH_STATE_URL",
+  "TRACEFETCH_STATE_PREFIX",
+  "TRACEFETCH_STATE_TIMEOUT_MS",
+  "TRACEFETCH_STATE_SECRET",
+  "TRACEFETCH_STATE",
+  "TRACEFETCH_CACHE_URL",
+  "TRACEFETCH_CACHE_MAX_BYTES",
+  "TRACEFETCH_TOKEN",
+  "TRACEFETCH_MANIFEST_FILE",
+].filter((name) => name.startsWith("TRACEFETCH_"));
+
 /** The boolean variables, for the tests and the docs' table. */
 export const BOOLEAN_VARIABLES = [
   "TRACEFETCH_ALLOW_LOOPBACK",
@@ -187,55 +246,62 @@ export function readSettings(env: Env): ReadSettings {
 }
 
 function parseEnv(env: Env): EnvSettings {
-  const allowLoopback = flag(env, "TRACEFETCH_ALLOW_LOOPBACK");
+  const read = readVariables(env, VARIABLES);
+  const allowLoopback = read.TRACEFETCH_ALLOW_LOOPBACK;
+  const baseUrls = readVariables(env, {
+    EXA_BASE_URL: url({ kind: "endpoint", allowLoopback, role: "base" }),
+    GITHUB_API_URL: url({ kind: "endpoint", allowLoopback, role: "base" }),
+  });
+  // A base URL is checked even when its key is unset: a mistyped override is worth refusing
+  // before anyone adds a key. No message echoes a key or a base URL.
+  const exaKey = read.EXA_API_KEY;
+  const githubToken = read.GITHUB_TOKEN;
   return {
-    host: text(env, "HOST") ?? DEFAULT_HOST,
-    port: integer(env, "PORT", 0, HIGHEST_PORT) ?? DEFAULT_PORT,
-    manifest: text(env, "TRACEFETCH_MANIFEST"),
+    host: read.HOST ?? DEFAULT_HOST,
+    port: read.PORT ?? DEFAULT_PORT,
+    manifest: read.TRACEFETCH_MANIFEST,
     allowLoopback,
-    maxProviders: positive(env, "TRACEFETCH_MAX_PROVIDERS") ?? DEFAULT_MAX_PROVIDERS,
-    maxInflight: positive(env, "TRACEFETCH_MAX_INFLIGHT") ?? DEFAULT_MAX_INFLIGHT,
-    headersTimeoutMs: positive(env, "TRACEFETCH_HEADERS_TIMEOUT_MS") ??
-      DEFAULT_HEADERS_TIMEOUT_MS,
-    bodyTimeoutMs: positive(env, "TRACEFETCH_BODY_TIMEOUT_MS") ?? DEFAULT_BODY_TIMEOUT_MS,
-    suspendProviders: text(env, "TRACEFETCH_SUSPEND_PROVIDERS") === null ||
-      flag(env, "TRACEFETCH_SUSPEND_PROVIDERS"),
-    describeProviders: text(env, "TRACEFETCH_DESCRIBE_PROVIDERS") === null ||
-      flag(env, "TRACEFETCH_DESCRIBE_PROVIDERS"),
-    apiDocs: text(env, "TRACEFETCH_API_DOCS") === null ? null : flag(env, "TRACEFETCH_API_DOCS"),
+    maxProviders: read.TRACEFETCH_MAX_PROVIDERS ?? DEFAULT_MAX_PROVIDERS,
+    maxInflight: read.TRACEFETCH_MAX_INFLIGHT ?? DEFAULT_MAX_INFLIGHT,
+    headersTimeoutMs: read.TRACEFETCH_HEADERS_TIMEOUT_MS ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: read.TRACEFETCH_BODY_TIMEOUT_MS ?? DEFAULT_BODY_TIMEOUT_MS,
+    suspendProviders: read.TRACEFETCH_SUSPEND_PROVIDERS,
+    describeProviders: read.TRACEFETCH_DESCRIBE_PROVIDERS,
+    apiDocs: read.TRACEFETCH_API_DOCS,
     auth: {
-      jwksUrl: text(env, "TRACEFETCH_AUTH_JWKS_URL"),
-      jwks: text(env, "TRACEFETCH_AUTH_JWKS"),
-      secret: text(env, "TRACEFETCH_AUTH_SECRET"),
-      issuer: text(env, "TRACEFETCH_AUTH_ISSUER"),
-      audience: text(env, "TRACEFETCH_AUTH_AUDIENCE"),
-      requireAuth: flag(env, "TRACEFETCH_REQUIRE_AUTH"),
-      signingJwk: text(env, "TRACEFETCH_SIGNING_JWK"),
-      gatewayIssuer: text(env, "TRACEFETCH_GATEWAY_ISSUER"),
+      jwksUrl: read.TRACEFETCH_AUTH_JWKS_URL,
+      jwks: read.TRACEFETCH_AUTH_JWKS,
+      secret: read.TRACEFETCH_AUTH_SECRET,
+      issuer: read.TRACEFETCH_AUTH_ISSUER,
+      audience: read.TRACEFETCH_AUTH_AUDIENCE,
+      requireAuth: read.TRACEFETCH_REQUIRE_AUTH,
+      signingJwk: read.TRACEFETCH_SIGNING_JWK,
+      gatewayIssuer: read.TRACEFETCH_GATEWAY_ISSUER,
     },
-    mcpOrigins: origins(env, "TRACEFETCH_MCP_ORIGINS"),
-    trustedProxies: addressRanges(env, "TRACEFETCH_TRUSTED_PROXIES"),
+    mcpOrigins: read.TRACEFETCH_MCP_ORIGINS,
+    trustedProxies: read.TRACEFETCH_TRUSTED_PROXIES,
     mining: {
-      file: text(env, "TRACEFETCH_TRACE_FILE"),
-      fileMaxBytes: positive(env, "TRACEFETCH_TRACE_FILE_MAX_BYTES") ??
-        DEFAULT_TRACE_FILE_MAX_BYTES,
-      webhook: text(env, "TRACEFETCH_TRACE_WEBHOOK"),
-      webhookTimeoutMs: integer(
-        env,
-        "TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS",
-        1,
-        MAX_TRACE_WEBHOOK_TIMEOUT_MS,
-      ) ?? DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
-      queue: text(env, "TRACEFETCH_TRACE_QUEUE"),
-      secret: text(env, "TRACEFETCH_TRACE_SECRET"),
-      rawQueries: flag(env, "TRACEFETCH_TRACE_RAW_QUERIES"),
-      rawLocators: flag(env, "TRACEFETCH_TRACE_RAW_LOCATORS"),
-      confirmed: flag(env, "TRACEFETCH_MINING_CONFIRMED"),
-      backlog: positive(env, "TRACEFETCH_TRACE_BACKLOG") ?? DEFAULT_TRACE_BACKLOG,
+      file: read.TRACEFETCH_TRACE_FILE,
+      fileMaxBytes: read.TRACEFETCH_TRACE_FILE_MAX_BYTES ?? DEFAULT_TRACE_FILE_MAX_BYTES,
+      webhook: read.TRACEFETCH_TRACE_WEBHOOK,
+      webhookTimeoutMs: read.TRACEFETCH_TRACE_WEBHOOK_TIMEOUT_MS ??
+        DEFAULT_TRACE_WEBHOOK_TIMEOUT_MS,
+      queue: read.TRACEFETCH_TRACE_QUEUE,
+      secret: read.TRACEFETCH_TRACE_SECRET,
+      rawQueries: read.TRACEFETCH_TRACE_RAW_QUERIES,
+      rawLocators: read.TRACEFETCH_TRACE_RAW_LOCATORS,
+      confirmed: read.TRACEFETCH_MINING_CONFIRMED,
+      backlog: read.TRACEFETCH_TRACE_BACKLOG ?? DEFAULT_TRACE_BACKLOG,
     },
     state: stateVariables(env),
     cache: cacheVariables(env),
-    builtins: builtinKeys(env, allowLoopback),
+    builtins: {
+      exa: exaKey === null ? null : { apiKey: exaKey, baseUrl: baseUrls.EXA_BASE_URL },
+      github: githubToken === null
+        ? null
+        : { token: githubToken, baseUrl: baseUrls.GITHUB_API_URL },
+    },
+    warnings: misspelled(env, ["TRACEFETCH_"], KNOWN_VARIABLES),
   };
 }
 
@@ -272,41 +338,4 @@ function checkedManifest(
     : validateManifest(input.value, { allowLoopback });
   if (!checked.ok) throw new ConfigError(manifestRefusal(checked.issues));
   return checked.manifest;
-}
-
-/**
- * The built-ins' keys and base URLs. A base URL is checked even when its key is unset: a mistyped
- * override is worth refusing before anyone adds a key. No message echoes a key or a base URL, which
- * might carry credentials.
- */
-function builtinKeys(env: Env, allowLoopback: boolean): BuiltinKeys {
-  const exaBaseUrl = baseUrl(env, BUILTIN_VARS.exaBaseUrl, allowLoopback);
-  const githubBaseUrl = baseUrl(env, BUILTIN_VARS.githubBaseUrl, allowLoopback);
-  const exaKey = key(env, BUILTIN_VARS.exaKey);
-  const githubToken = key(env, BUILTIN_VARS.githubToken);
-  return {
-    exa: exaKey === null ? null : { apiKey: exaKey, baseUrl: exaBaseUrl },
-    github: githubToken === null ? null : { token: githubToken, baseUrl: githubBaseUrl },
-  };
-}
-
-/** A key's value, trimmed; null when unset or blank. */
-function key(env: Env, name: string): string | null {
-  const value = text(env, name);
-  if (value === null) return null;
-  // A header cannot carry control characters; say so here rather than fail every search later.
-  // deno-lint-ignore no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) {
-    throw new ConfigError(`${name} contains a control character; set the key alone`);
-  }
-  return value;
-}
-
-/** A base URL under the URL policy: https, or http to a loopback host when loopback is allowed. */
-function baseUrl(env: Env, name: string, allowLoopback: boolean): string | null {
-  const value = text(env, name);
-  if (value === null) return null;
-  const problem = endpointProblem(value, allowLoopback, "base");
-  if (problem) throw new ConfigError(`${name} ${problem}`);
-  return value;
 }

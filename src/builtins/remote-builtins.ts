@@ -7,14 +7,14 @@
  * their keys never loads.
  */
 import type { SearchAdapter } from "../protocol/provider-contract.ts";
-import type { RemoteBuiltinName } from "../builtins/mod.ts";
-import type { BuiltinKeys } from "../builtins/mod.ts";
+import type { RemoteBuiltinName } from "./mod.ts";
+import type { BuiltinKeys } from "./mod.ts";
 
 export async function remoteBuiltins(
   keys: BuiltinKeys,
   fetchImpl?: typeof fetch,
 ): Promise<Partial<Record<RemoteBuiltinName, SearchAdapter>>> {
   if (keys.exa === null && keys.github === null) return {};
-  const { builtinAdapters } = await import("../builtins/mod.ts");
+  const { builtinAdapters } = await import("./mod.ts");
   return builtinAdapters(keys, fetchImpl);
 }
