@@ -179,6 +179,8 @@ export const COMMANDS = [
   "providers",
   "expand",
   "refresh",
+  "fetch",
+  "verify",
   "schema",
   "validate",
   "conformance",

@@ -1,0 +1,55 @@
+/**
+ * The bounds of the evidence routes' requests and answers (`POST /v1/fetch`, `POST /v1/verify`,
+ * docs/envelope.md, "Fetch and verify"), each with the reason for its value. The bounds of the
+ * fetch itself (body bytes, redirects, its own timeout) belong to the fetch core.
+ */
+
+/**
+ * A URL to fetch, in characters: RFC 9110 section 4.1 asks every party to take at least 8,000
+ * octets of URI; a longer one is not a page an agent was given by a search.
+ */
+export const MAX_FETCH_URL_CHARS = 8_000;
+
+/** `max_chars`: the returned markdown or text, in code points. */
+export const MIN_FETCH_CHARS = 1;
+/** Ten times the default: a long article whole, still under the request body cap of a verify. */
+export const MAX_FETCH_CHARS = 200_000;
+/** About 5,000 words: most articles whole, and small enough to hand to a model as it is. */
+export const DEFAULT_FETCH_CHARS = 20_000;
+
+/** `timeout_ms` of a fetch: the page's server has this long to send it, redirects included. */
+export const MIN_FETCH_TIMEOUT_MS = 1;
+/** A page that takes longer than a minute to arrive is not one an agent waits for. */
+export const MAX_FETCH_TIMEOUT_MS = 60_000;
+/** The fetch core's own default (ten seconds), when the request names none. */
+export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
+
+/**
+ * A receipt handed to `POST /v1/verify`, in characters: a signed receipt is a few hundred bytes
+ * plus its two URLs (each at most MAX_FETCH_URL_CHARS); anything longer is not one of ours.
+ */
+export const MAX_RECEIPT_CHARS = 24_000;
+
+/** A quote to look for: a passage an agent cites, not a page. */
+export const MAX_QUOTE_CHARS = 4_000;
+
+/**
+ * The markdown a verify checks, in code points: the largest a fetch returns (MAX_FETCH_CHARS);
+ * the request body cap (1 MiB) also bounds it in bytes.
+ */
+export const MAX_VERIFY_MARKDOWN_CHARS = MAX_FETCH_CHARS;
+
+/**
+ * The markdown an MCP `fetch` tool call shows as text: about a thousand words a model reads at
+ * once; the whole of it is in `structuredContent`, and a line says where the text was cut.
+ */
+export const MAX_MCP_FETCH_TEXT_CHARS = 4_000;
+
+/**
+ * How long a fetched page stays in the answer cache, unless the manifest's `fetch` block says
+ * otherwise: pages change, and a caller that wants it fresh says `max_age_seconds: 0`.
+ */
+export const DEFAULT_FETCH_CACHE_TTL_SECONDS = 600;
+
+/** The JWS `typ` of a fetch receipt: never taken for a provider token (`JWT`) or a trace batch. */
+export const RECEIPT_TYP = "tracefetch-receipt+jwt";
