@@ -6,6 +6,9 @@
 import * as v from "valibot";
 import { FETCH_FORMATS } from "./fetch-request.ts";
 
+/** How a fetched page's text was made (the fetch core names them). */
+export const EVIDENCE_ROUTES = ["markdown_served", "text_served", "extracted"] as const;
+
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 /** A SHA-256 in lowercase hex. */
@@ -24,8 +27,8 @@ export const AnchorSchema = v.strictObject({
 });
 export type Anchor = v.InferOutput<typeof AnchorSchema>;
 
-/** A page fetched by the gateway, as it read it (docs/security.md, "Fetching pages"). */
-export const FetchedEvidenceSchema = v.strictObject({
+/** What every fetched page's evidence holds, whichever format its text is in. */
+const EVIDENCE_ENTRIES = {
   requested_url: v.string(),
   /** Where the last redirect led: the page the text was made from. */
   final_url: v.string(),
@@ -35,13 +38,11 @@ export const FetchedEvidenceSchema = v.strictObject({
   /** Bytes of the body as received, decoded from transfer and content encodings. */
   bytes: Int,
   source_sha256: Sha256,
-  title: v.string(),
-  format: v.picklist(FETCH_FORMATS),
-  /** The page's main content as markdown, or as plain text for `format: "text"`. */
-  markdown: v.string(),
+  /** The page's title; null when it has none. */
+  title: v.nullable(v.string()),
   /** Cut at the request's `max_chars`, or the body at the fetch core's byte cap. */
   truncated: v.boolean(),
-  /** SHA-256 of the UTF-8 of `markdown`, as returned (after any cut). */
+  /** SHA-256 of the UTF-8 of `markdown` (or `text`), as returned (after any cut). */
   markdown_sha256: Sha256,
   anchors: v.array(AnchorSchema),
   links: v.pipe(
@@ -49,10 +50,24 @@ export const FetchedEvidenceSchema = v.strictObject({
     v.maxLength(200),
   ),
   robots: v.strictObject({ allowed: v.boolean(), unavailable: v.boolean() }),
-  /** How the text was made: served as markdown by the site, or extracted from its HTML. */
-  route: v.string(),
-});
+  /** How the text was made: served as markdown or text by the site, or extracted from its HTML. */
+  route: v.picklist(EVIDENCE_ROUTES),
+};
+
+/**
+ * A page fetched by the gateway, as it read it (docs/security.md, "Fetching pages"): its main
+ * content in `markdown`, or in `text` for `format: "text"`.
+ */
+export const FetchedEvidenceSchema = v.union([
+  v.strictObject({ ...EVIDENCE_ENTRIES, markdown: v.string() }),
+  v.strictObject({ ...EVIDENCE_ENTRIES, text: v.string() }),
+]);
 export type FetchedEvidence = v.InferOutput<typeof FetchedEvidenceSchema>;
+
+/** The text a fetch returned, whichever format: what `markdown_sha256` covers. */
+export function evidenceText(evidence: FetchedEvidence): string {
+  return "markdown" in evidence ? evidence.markdown : evidence.text;
+}
 
 /** The claims of a receipt: what the gateway signs about one fetch. */
 export const ReceiptClaimsSchema = v.strictObject({

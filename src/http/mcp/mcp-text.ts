@@ -9,7 +9,11 @@
 import type { MergedEntry } from "../../protocol/envelope-schema.ts";
 import { MAX_MCP_SNIPPET_CHARS, MAX_MCP_TEXT_CHARS } from "../../protocol/limits.ts";
 import type { SearchToolResult } from "../../protocol/mcp-tools.ts";
-import type { FetchResult, VerifyResult } from "../../protocol/evidence-schema.ts";
+import {
+  evidenceText,
+  type FetchResult,
+  type VerifyResult,
+} from "../../protocol/evidence-schema.ts";
 import { MAX_MCP_FETCH_TEXT_CHARS } from "../../protocol/evidence-route-limits.ts";
 import type { ToolEnvelope } from "./mcp-tool-calls.ts";
 
@@ -70,18 +74,18 @@ function resultLines(result: NonNullable<ToolEnvelope["result"]>): string[] {
  */
 function fetchLines(result: FetchResult): string[] {
   const { evidence } = result;
-  const chars = Array.from(evidence.markdown);
+  const chars = Array.from(evidenceText(evidence));
   const shown = chars.slice(0, MAX_MCP_FETCH_TEXT_CHARS).join("");
   const cut = chars.length > MAX_MCP_FETCH_TEXT_CHARS
     ? [
       "",
       `[cut at ${MAX_MCP_FETCH_TEXT_CHARS} of ${chars.length} characters: structuredContent.result.evidence.${
-        evidence.format === "text" ? "markdown (plain text)" : "markdown"
+        "markdown" in evidence ? "markdown" : "text"
       } holds them all]`,
     ]
     : [];
   return [
-    evidence.title,
+    evidence.title ?? "(untitled)",
     `${evidence.final_url} (${evidence.status_code}, ${evidence.content_type}, ${evidence.route}${
       evidence.truncated ? ", truncated" : ""
     }${result.cached ? `, cached ${result.age_ms ?? 0} ms ago` : ""})`,
