@@ -265,7 +265,7 @@ describe("import check", () => {
       }),
     );
     assert.deepEqual(violations.map(describeViolation), [
-      "layer:gateway-imports-no-higher-layer: src/gateway/m.ts -> providers/corpus/m.ts",
+      "layer:gateway-and-evidence-imports-no-higher-layer: src/gateway/m.ts -> providers/corpus/m.ts",
     ]);
   });
 
@@ -290,7 +290,7 @@ describe("import check", () => {
     );
     assert.deepEqual(violations.map(describeViolation).sort(), [
       "layer:example-providers-imports-no-higher-layer: providers/corpus/up.ts -> bench/target.ts",
-      "layer:gateway-imports-no-higher-layer: src/gateway/m.ts -> bench/target.ts",
+      "layer:gateway-and-evidence-imports-no-higher-layer: src/gateway/m.ts -> bench/target.ts",
     ]);
   });
 

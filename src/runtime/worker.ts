@@ -46,7 +46,9 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         );
       }
     }
-    const read = readSettings(env);
+    // ipaddr.js (CommonJS, a few KiB) stays out of the main module: loaded only to read settings.
+    const { parseCidr } = await import("../io/ip-rules.ts");
+    const read = readSettings(env, { parseCidr });
     const manifest = read.env.manifest ?? bundledManifest;
     if (!manifest) {
       throw new Error(

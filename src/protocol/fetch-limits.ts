@@ -1,0 +1,40 @@
+/**
+ * The bounds of fetching one page (docs/envelope.md, "Fetching a page"; docs/security.md,
+ * "Fetching pages"), each with the reason for its value.
+ */
+
+/** The most characters of markdown or text a fetch answers: a long article, far from a book. */
+export const MAX_FETCH_CHARS = 200_000;
+
+/** Characters answered when the request names none: a long article's main text, one LLM context's worth to spare. */
+export const DEFAULT_FETCH_CHARS = 20_000;
+
+/** A page's decoded body is read up to this; past it the page is cut (`truncated`), not refused. */
+export const MAX_FETCH_BODY_BYTES = 5_000_000;
+
+/** How long a fetch (robots.txt, redirects and body together) may take when the request names no timeout. */
+export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
+
+/** The longest timeout a fetch request may ask: a slow page is not worth holding a slot longer. */
+export const MAX_FETCH_TIMEOUT_MS = 60_000;
+
+/** Redirects followed at most (each one judged again): browsers allow 20; a page worth citing needs few. */
+export const MAX_FETCH_REDIRECTS = 5;
+
+/** Links an evidence bundle lists at most: enough for a page's references, bounded for a small answer. */
+export const MAX_EVIDENCE_LINKS = 200;
+
+/** A robots.txt is read up to this (RFC 9309 section 2.5: crawlers must parse at least 500 KiB). */
+export const MAX_ROBOTS_BYTES = 512_000;
+
+/** robots.txt answers kept per gateway instance, one per origin: bounded memory for many sites. */
+export const ROBOTS_CACHE_ENTRIES = 1_000;
+
+/** How long a robots.txt answer is used (RFC 9309 section 2.4: no longer than 24 hours without reason). */
+export const ROBOTS_CACHE_TTL_MS = 86_400_000;
+
+/** Domains in `allow_domains` or `deny_domains`, and ranges in `allow_private_cidrs`: a policy, not a blocklist feed. */
+export const MAX_FETCH_POLICY_ENTRIES = 1_000;
+
+/** Addresses of one host name checked at most: a real answer has a handful; every one must pass. */
+export const MAX_RESOLVED_ADDRESSES = 64;
