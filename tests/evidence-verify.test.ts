@@ -127,7 +127,7 @@ describe("verdicts", () => {
     return await verifyEvidence(
       { ...ask, receipt },
       { jwks: s.publicJwks, issuer: ISSUER },
-      () => ANCHORS,
+      () => Promise.resolve(ANCHORS),
     );
   };
 
@@ -172,22 +172,29 @@ describe("verdicts", () => {
     const keys = { jwks: s.publicJwks, issuer: ISSUER };
     const ask = { markdown: MARKDOWN, quote: null };
     assert.equal(
-      (await verifyEvidence({ ...ask, receipt: changed }, keys, () => [])).verdict,
+      (await verifyEvidence({ ...ask, receipt: changed }, keys, () => Promise.resolve([]))).verdict,
       "signature_invalid",
     );
     const other = await signer();
     const foreign = await signReceipt(other, ISSUER, await facts(), 0);
     assert.equal(
-      (await verifyEvidence({ ...ask, receipt: foreign }, keys, () => [])).verdict,
+      (await verifyEvidence({ ...ask, receipt: foreign }, keys, () => Promise.resolve([]))).verdict,
       "signature_invalid",
     );
     const trace = await s.signDocument(
       new TextEncoder().encode("{}"),
       "tracefetch-trace-batch+jws",
     );
-    const result = await verifyEvidence({ ...ask, receipt: trace }, keys, () => []);
+    const result = await verifyEvidence(
+      { ...ask, receipt: trace },
+      keys,
+      () => Promise.resolve([]),
+    );
     assert.equal(result.verdict, "signature_invalid");
-    assert.equal((await verifyEvidence({ ...ask, receipt }, null, () => [])).verdict, "unsigned");
+    assert.equal(
+      (await verifyEvidence({ ...ask, receipt }, null, () => Promise.resolve([]))).verdict,
+      "unsigned",
+    );
   });
 
   it("a quote is found after folding, never across what is not there", () => {

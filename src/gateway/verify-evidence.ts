@@ -18,7 +18,7 @@ export type ReceiptKeys = { jwks: { keys: JWK[] }; issuer: string | null };
 export async function verifyEvidence(
   ask: VerifyAsk,
   keys: ReceiptKeys | null,
-  anchorsOf: (markdown: string) => readonly Anchor[],
+  anchorsOf: (markdown: string) => Promise<readonly Anchor[]>,
 ): Promise<VerifyResult> {
   if (ask.receipt === null) {
     return {
@@ -52,7 +52,7 @@ export async function verifyEvidence(
       claims,
     };
   }
-  const found = findQuote(ask.markdown, ask.quote, anchorsOf(ask.markdown));
+  const found = findQuote(ask.markdown, ask.quote, await anchorsOf(ask.markdown));
   if (found === null) {
     return {
       verdict: "quote_not_found",

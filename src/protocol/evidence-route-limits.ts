@@ -1,8 +1,9 @@
 /**
  * The bounds of the evidence routes' requests and answers (`POST /v1/fetch`, `POST /v1/verify`,
  * docs/envelope.md, "Fetch and verify"), each with the reason for its value. The bounds of the
- * fetch itself (body bytes, redirects, its own timeout) belong to the fetch core.
+ * fetch itself (characters, body bytes, redirects, its timeout) are fetch-limits.ts's.
  */
+import { MAX_FETCH_CHARS } from "./fetch-limits.ts";
 
 /**
  * A URL to fetch, in characters: RFC 9110 section 4.1 asks every party to take at least 8,000
@@ -10,20 +11,11 @@
  */
 export const MAX_FETCH_URL_CHARS = 8_000;
 
-/** `max_chars`: the returned markdown or text, in code points. */
+/** `max_chars`: the returned markdown or text, in code points (at most MAX_FETCH_CHARS). */
 export const MIN_FETCH_CHARS = 1;
-/** Ten times the default: a long article whole, still under the request body cap of a verify. */
-export const MAX_FETCH_CHARS = 200_000;
-/** About 5,000 words: most articles whole, and small enough to hand to a model as it is. */
-export const DEFAULT_FETCH_CHARS = 20_000;
 
-/** `timeout_ms` of a fetch: the page's server has this long to send it, redirects included. */
+/** `timeout_ms` of a fetch, at least: the bounds above it are fetch-limits.ts's. */
 export const MIN_FETCH_TIMEOUT_MS = 1;
-/** A page that takes longer than a minute to arrive is not one an agent waits for. */
-export const MAX_FETCH_TIMEOUT_MS = 60_000;
-/** The fetch core's own default (ten seconds), when the request names none. */
-export const DEFAULT_FETCH_TIMEOUT_MS = 10_000;
-
 /**
  * A receipt handed to `POST /v1/verify`, in characters: a signed receipt is a few hundred bytes
  * plus its two URLs (each at most MAX_FETCH_URL_CHARS); anything longer is not one of ours.

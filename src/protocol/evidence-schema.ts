@@ -4,10 +4,8 @@
  * verdict. These schemas type the code and generate the JSON Schemas; tests validate every answer.
  */
 import * as v from "valibot";
-import { FETCH_FORMATS } from "./fetch-request.ts";
-
-/** How a fetched page's text was made (the fetch core names them). */
-export const EVIDENCE_ROUTES = ["markdown_served", "text_served", "extracted"] as const;
+import { EVIDENCE_ROUTES, FETCH_FORMATS } from "./codes.ts";
+import { MAX_EVIDENCE_LINKS } from "./fetch-limits.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
@@ -47,7 +45,7 @@ const EVIDENCE_ENTRIES = {
   anchors: v.array(AnchorSchema),
   links: v.pipe(
     v.array(v.strictObject({ url: v.string(), text: v.string() })),
-    v.maxLength(200),
+    v.maxLength(MAX_EVIDENCE_LINKS),
   ),
   robots: v.strictObject({ allowed: v.boolean(), unavailable: v.boolean() }),
   /** How the text was made: served as markdown or text by the site, or extracted from its HTML. */

@@ -12,11 +12,14 @@ import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
 import { MAX_AGE_SECONDS } from "./limits.ts";
+import { FETCH_FORMATS, type FetchFormat } from "./codes.ts";
 import {
   DEFAULT_FETCH_CHARS,
   DEFAULT_FETCH_TIMEOUT_MS,
   MAX_FETCH_CHARS,
   MAX_FETCH_TIMEOUT_MS,
+} from "./fetch-limits.ts";
+import {
   MAX_FETCH_URL_CHARS,
   MAX_QUOTE_CHARS,
   MAX_RECEIPT_CHARS,
@@ -24,10 +27,6 @@ import {
   MIN_FETCH_CHARS,
   MIN_FETCH_TIMEOUT_MS,
 } from "./evidence-route-limits.ts";
-
-/** What a fetch returns: markdown (headings, links, lists kept) or the same content as plain text. */
-export const FETCH_FORMATS = ["markdown", "text"] as const;
-export type FetchFormat = (typeof FETCH_FORMATS)[number];
 
 const Int = v.pipe(v.number(), v.integer());
 

@@ -51,6 +51,7 @@ import type { GatewayEnv } from "../caller-middleware.ts";
 import { afterAnswer } from "../after-answer.ts";
 import { problemResponse } from "../respond.ts";
 import { callTool, type ToolCaller, type ToolEnvelope } from "./mcp-tool-calls.ts";
+import type { EvidencePorts } from "../fetch-route.ts";
 import { CallArguments, checkParamsFirst } from "./mcp-params.ts";
 import { toolText } from "./mcp-text.ts";
 
@@ -112,6 +113,7 @@ export async function answerMcp(
   c: Context<GatewayEnv>,
   state: GatewayState,
   body: Uint8Array,
+  evidence: EvidencePorts | null = null,
 ): Promise<Response> {
   const requestId = c.get("requestId");
   const message = parseJson(body);
@@ -129,6 +131,7 @@ export async function answerMcp(
     client: c.get("clientAddress"),
     requestId,
     later: afterAnswer(c),
+    evidence,
   };
   const calls = new CallArguments();
   const server = serverFor(who, c.req.raw.signal, calls);
