@@ -4,7 +4,9 @@ import { hex } from "../state/digests.ts";
 const encoder = new TextEncoder();
 
 export async function sha256OfBytes(bytes: Uint8Array): Promise<string> {
-  return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+  return hex(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>)),
+  );
 }
 
 export function sha256OfText(text: string): Promise<string> {

@@ -30,10 +30,18 @@ export async function followRedirects(
 ): Promise<Followed> {
   let judged = start;
   const visited = new Set([judged.url.href]);
+  /** The status of the redirect that led here, null for the first request. */
+  let redirectedBy: number | null = null;
   for (let redirects = 0;; redirects++) {
     const refused = await beforeHop(judged.url);
     if (refused !== null) return { ok: false, outcome: refused };
     const hop = await sendJudged(judged, policy, deps, signal, headers);
+    if (!hop.ok && hop.outcome.code === "url_forbidden" && redirectedBy !== null) {
+      return refuse(
+        "url_forbidden",
+        `a redirect (${redirectedBy}) is refused: ${hop.outcome.message}`,
+      );
+    }
     if (!hop.ok) return hop;
     const { response } = hop;
     const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
@@ -51,6 +59,7 @@ export async function followRedirects(
     }
     visited.add(next.url.href);
     judged = next;
+    redirectedBy = response.status;
   }
 }
 

@@ -6,6 +6,7 @@
  * address the gateway checked, so the name is never resolved a second time (DNS rebinding).
  */
 import { promises as dns } from "node:dns";
+import type { LookupFunction } from "node:net";
 import { Agent, fetch as undiciFetch } from "undici";
 import { connectFailure } from "../evidence/connect-failure.ts";
 import type { Connected, Connector, Resolved, Resolver } from "../evidence/fetch-types.ts";
@@ -63,11 +64,10 @@ function nodeConnector(): Connector {
       // One agent per request: its one connection can only ever reach `address`.
       const agent = new Agent({
         connect: {
-          lookup: (
-            _host: string,
-            options: { all?: boolean },
-            done: (...args: unknown[]) => void,
-          ) => options.all ? done(null, [{ address, family }]) : done(null, address, family),
+          lookup: ((_host, options, done) =>
+            options.all
+              ? done(null, [{ address, family }])
+              : done(null, address, family)) as LookupFunction,
         },
       });
       try {

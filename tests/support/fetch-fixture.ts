@@ -88,7 +88,8 @@ export async function forbiddenListeners(port: number): Promise<{
 }
 
 /** A name's A and AAAA answers; a function is asked on every query (rebinding). */
-export type Zone = Record<string, { a?: string[]; aaaa?: string[] } | (() => { a?: string[] })>;
+type Answers = { a?: string[]; aaaa?: string[] };
+export type Zone = Record<string, Answers | (() => Answers)>;
 
 /** A real DNS server on 127.0.0.1 (UDP) answering from `zone` with TTL 0; others get no answer. */
 export async function startDns(
@@ -108,13 +109,16 @@ export async function startDns(
         const answers = typeof entry === "function" ? entry() : entry;
         const v6 = question.type === Packet.TYPE.AAAA;
         for (const address of (v6 ? answers?.aaaa : answers?.a) ?? []) {
-          response.answers.push({
-            name: question.name,
-            type: v6 ? Packet.TYPE.AAAA : Packet.TYPE.A,
-            class: Packet.CLASS.IN,
-            ttl: 0,
-            address,
-          });
+          // dns2's types ask for a Resource object; its encoder takes the plain record.
+          response.answers.push(
+            {
+              name: question.name,
+              type: v6 ? Packet.TYPE.AAAA : Packet.TYPE.A,
+              class: Packet.CLASS.IN,
+              ttl: 0,
+              address,
+            } as unknown as (typeof response.answers)[number],
+          );
         }
       }
       send(response);
