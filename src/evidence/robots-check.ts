@@ -1,8 +1,9 @@
 /**
  * robots.txt (RFC 9309), asked through the same judged path as the page, before the page: a page
  * it disallows is never requested. Per RFC 9309 section 2.3.1: a 4xx means no rules (allowed,
- * `unavailable`); a 5xx or an unreachable server means complete disallow until it can be read;
- * more than five redirects, or one the policy refuses, count as unavailable.
+ * `unavailable`); a 5xx means complete disallow until it can be read; more than five redirects,
+ * or one the policy refuses, count as unavailable. An unreachable server (DNS, connection, TLS,
+ * timeout) is not asked for the page either: the fetch fails as the page's would.
  */
 import robotsParser from "robots-parser";
 import { readPrefix } from "../io/bounded-reader.ts";
@@ -11,7 +12,7 @@ import type { FetchDeps, FetchFailure, FetchPolicy } from "./fetch-types.ts";
 import { followRedirects } from "./follow-redirects.ts";
 import { judgeUrl } from "./judge-url.ts";
 import type { RobotsAnswer } from "./robots-cache.ts";
-import { abortFailure } from "./send-judged.ts";
+import { abortFailure, failure } from "./send-judged.ts";
 
 export type RobotsVerdict =
   | { ok: true; allowed: boolean; unavailable: boolean }
@@ -71,9 +72,11 @@ async function askRobots(
   if (signal.aborted) return { ok: false, outcome: abortFailure(signal) };
   if (!followed.ok) {
     const { outcome } = followed;
-    // Unreachable: complete disallow. Too many redirects, or one to a refused URL: unavailable.
+    // Unreachable (DNS, connection, TLS): the page is not fetched, and the caller learns why as a
+    // retryable fetch_failed rather than a disallow it could not act on; nothing is cached. Too
+    // many redirects, or one to a refused URL: unavailable.
     return outcome.outcome === "failed"
-      ? { ok: true, answer: { kind: "disallow_all", unavailable: true } }
+      ? { ok: false, outcome }
       : { ok: true, answer: { kind: "allow_all", unavailable: true } };
   }
   const { status, body } = followed.response;
@@ -83,7 +86,11 @@ async function askRobots(
       if (!read.ok) return { ok: false, outcome: abortFailure(signal) };
       return { ok: true, answer: { kind: "rules", text: lenientUtf8.decode(read.bytes) } };
     } catch {
-      return { ok: true, answer: { kind: "disallow_all", unavailable: true } };
+      // The connection broke while robots.txt was read: unreachable, as above.
+      return {
+        ok: false,
+        outcome: failure(true, "unreachable", "robots.txt could not be read in full"),
+      };
     }
   }
   await body?.cancel("not read").catch(() => {});
