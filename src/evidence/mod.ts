@@ -21,6 +21,8 @@
  */
 export * from "./fetch-types.ts";
 export * from "./fetch-policy.ts";
-export * from "./fetch-evidence.ts";
+export { fetchEvidence } from "./fetch-evidence.ts";
 export * from "./fetch-user-agent.ts";
 export * from "./robots-cache.ts";
+export * from "./extract-page.ts";
+export { FETCH_ACCEPT } from "./fetch-evidence.ts";

@@ -38,3 +38,15 @@ export const MAX_FETCH_POLICY_ENTRIES = 1_000;
 
 /** Addresses of one host name checked at most: a real answer has a handful; every one must pass. */
 export const MAX_RESOLVED_ADDRESSES = 64;
+
+/** A URL to fetch, or a redirect's Location, at most: browsers and CDNs cut near 8 KiB too. */
+export const MAX_FETCH_URL_CHARS = 8_192;
+
+/** An answer to a robots.txt request that failed (unreachable, 5xx) is kept this long, then asked again. */
+export const ROBOTS_FAILURE_TTL_MS = 300_000;
+
+/** One DNS query's wait before it is retried: a resolver that is slower than this is failing. */
+export const DNS_TIMEOUT_MS = 2_000;
+
+/** Tries of one DNS query: one retry covers a lost UDP packet. */
+export const DNS_TRIES = 2;
