@@ -124,7 +124,7 @@ export async function fetchEvidence(
     robots,
     route: page.route,
   };
-  return { outcome: "fetched", evidence };
+  return { outcome: "fetched", evidence, body: read.bytes };
 }
 
 function refused(code: FetchRefusal["code"], message: string): FetchRefusal {

@@ -152,6 +152,11 @@ export type FetchFailure = {
 };
 
 export type FetchOutcome =
-  | { outcome: "fetched"; evidence: Evidence }
+  | {
+    outcome: "fetched";
+    evidence: Evidence;
+    /** The body as read (decoded, at most MAX_FETCH_BODY_BYTES): what `source_sha256` covers. */
+    body: Uint8Array;
+  }
   | FetchRefusal
   | FetchFailure;

@@ -30,6 +30,7 @@ import {
   type Resolver,
   type RobotsCache,
 } from "../evidence/mod.ts";
+import { anchorsOf, headingsOf } from "../evidence/page-anchors.ts";
 
 /** How this runtime reaches pages: a resolver and a connector to one checked address. */
 export type EvidencePorts = { resolve: Resolver; connector: Connector };
@@ -88,7 +89,7 @@ export async function answerFetch(
     });
     switch (outcome.outcome) {
       case "fetched": {
-        const result = await resultOf(state, request, outcome.evidence, rawOf(outcome));
+        const result = await resultOf(state, request, outcome.evidence, outcome.body);
         const text = JSON.stringify(result);
         call.later(() => state.pages.store(request, outcome.evidence.final_url, text));
         return buildEnvelope("fetch", "ok", requestId, { result });
@@ -114,7 +115,7 @@ async function resultOf(
   state: GatewayState,
   request: FetchAsk,
   evidence: Evidence,
-  raw: Uint8Array | null,
+  raw: Uint8Array,
 ): Promise<FetchResult> {
   const { signer, gatewayIssuer } = state.config.auth;
   const warnings: string[] = [];
@@ -134,17 +135,8 @@ async function resultOf(
     warnings.push(UNSIGNED_WARNING);
   }
   const result: FetchResult = { evidence, receipt, cached: false, warnings };
-  if (request.include_raw) {
-    if (raw === null) warnings.push("the raw body is not available from this runtime's fetch");
-    else result.raw_base64 = base64Of(raw);
-  }
+  if (request.include_raw) result.raw_base64 = base64Of(raw);
   return result;
-}
-
-/** The body as received, when the fetch core hands it over with the evidence. */
-function rawOf(outcome: { outcome: "fetched" }): Uint8Array | null {
-  const body = (outcome as { body?: unknown }).body;
-  return body instanceof Uint8Array ? body : null;
 }
 
 function base64Of(bytes: Uint8Array): string {
@@ -179,6 +171,7 @@ export async function answerVerify(
 }
 
 /** The anchors of a text handed to verify, as the fetch core makes them for a page's text. */
-function headingAnchors(_markdown: string): Promise<readonly Anchor[]> {
-  return Promise.resolve([]);
+function headingAnchors(markdown: string): Promise<readonly Anchor[]> {
+  const lines = markdown.split("\n");
+  return anchorsOf(lines, headingsOf(lines));
 }

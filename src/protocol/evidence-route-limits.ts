@@ -5,12 +5,6 @@
  */
 import { MAX_FETCH_CHARS } from "./fetch-limits.ts";
 
-/**
- * A URL to fetch, in characters: RFC 9110 section 4.1 asks every party to take at least 8,000
- * octets of URI; a longer one is not a page an agent was given by a search.
- */
-export const MAX_FETCH_URL_CHARS = 8_000;
-
 /** `max_chars`: the returned markdown or text, in code points (at most MAX_FETCH_CHARS). */
 export const MIN_FETCH_CHARS = 1;
 
