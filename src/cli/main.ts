@@ -48,6 +48,14 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
     command: "expand",
     load: async () => (await import("./expand-command.ts")).expandCommand,
   },
+  fetch: {
+    command: "fetch",
+    load: async () => (await import("./fetch-command.ts")).fetchCommand,
+  },
+  verify: {
+    command: "verify",
+    load: async () => (await import("./verify-command.ts")).verifyCommand,
+  },
   connect: {
     command: "connect",
     load: async () => (await import("./connect-command.ts")).connectCommand,

@@ -39,3 +39,12 @@ export const DEFAULT_FETCH_CACHE_TTL_SECONDS = 600;
 
 /** The JWS `typ` of a fetch receipt: never taken for a provider token (`JWT`) or a trace batch. */
 export const RECEIPT_TYP = "tracefetch-receipt+jwt";
+
+/**
+ * `tracefetch fetch` waits for the gateway this long: a fetch's longest timeout
+ * (MAX_FETCH_TIMEOUT_MS, a minute) and five seconds for the gateway around it.
+ */
+export const GATEWAY_FETCH_TIMEOUT_MS = 65_000;
+
+/** The CLI shows people this much of a fetched page's text; --json and --out keep all of it. */
+export const FETCH_PREVIEW_CHARS = 1_200;
