@@ -51,7 +51,8 @@ export async function sendJudged(
   let last: Extract<Connected, { ok: false }> | null = null;
   // The next checked address is tried only when one cannot be reached (an IPv6 address without
   // an IPv6 route); any answer, or any other failure, ends the hop.
-  for (const address of addresses) {
+  // A connector that cannot pin goes by name: one request, never one per address.
+  for (const address of deps.connector.pinsAddress ? addresses : addresses.slice(0, 1)) {
     const sent = await deps.connector.send({ url, address: addressText(address), headers, signal });
     if (sent.ok) return { ok: true, url, response: sent };
     last = sent;

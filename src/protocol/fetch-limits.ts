@@ -50,3 +50,6 @@ export const DNS_TIMEOUT_MS = 2_000;
 
 /** Tries of one DNS query: one retry covers a lost UDP packet. */
 export const DNS_TRIES = 2;
+
+/** A DNS-over-HTTPS JSON answer read at most: a name's A or AAAA records fit in a few KiB. */
+export const MAX_DOH_ANSWER_BYTES = 65_536;
