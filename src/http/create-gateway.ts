@@ -30,14 +30,8 @@ import { checkMediaType, requestFromBytes, requestFromQuery } from "./search-inp
 import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
-import {
-  type FetchAsk,
-  type Parsed,
-  parseFetchRequestText,
-  parseVerifyRequestText,
-} from "../protocol/fetch-request.ts";
+import type { FetchAsk, Parsed } from "../protocol/fetch-request.ts";
 import type { EvidencePorts } from "./fetch-route.ts";
-import { fetchRequestFromQuery } from "./fetch-input.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -233,19 +227,22 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
   app.post("/v1/fetch", async (c) => {
     const read = await jsonBody(c, "fetch");
     if (read instanceof Response) return read;
-    return fetchPage(c, parseFetchRequestText(read));
+    return fetchPage(c, (await loadFetchRoute()).parseFetchRequestText(read));
   });
-  app.get("/v1/fetch", (c) => fetchPage(c, fetchRequestFromQuery(new URL(c.req.url))));
+  app.get(
+    "/v1/fetch",
+    async (c) => fetchPage(c, (await loadFetchRoute()).fetchRequestFromQuery(new URL(c.req.url))),
+  );
   app.post("/v1/verify", async (c) => {
     const requestId = c.get("requestId");
     const read = await jsonBody(c, "verify");
     if (read instanceof Response) return read;
+    const { answerVerify, parseVerifyRequestText } = await loadFetchRoute();
     const parsed = parseVerifyRequestText(read);
     if (!parsed.ok) {
       const { code, message, field } = parsed.problem;
       return problemResponse("verify", code, requestId, message, field);
     }
-    const { answerVerify } = await loadFetchRoute();
     return envelopeResponse(await answerVerify(state, parsed.request, requestId));
   });
 

@@ -32,6 +32,10 @@ import {
 } from "../evidence/mod.ts";
 import { anchorsOf, headingsOf } from "../evidence/page-anchors.ts";
 
+// The readers of the routes' requests load with this module, not with every search.
+export { parseFetchRequestText, parseVerifyRequestText } from "../protocol/fetch-request.ts";
+export { fetchRequestFromQuery } from "./fetch-input.ts";
+
 /** How this runtime reaches pages: a resolver and a connector to one checked address. */
 export type EvidencePorts = { resolve: Resolver; connector: Connector };
 

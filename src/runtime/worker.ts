@@ -9,6 +9,7 @@ import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
+import { workerFetchParts } from "./worker-evidence.ts";
 import { problemResponse } from "../http/respond.ts";
 import { type EnvSettings, readSettings } from "../gateway/settings.ts";
 import { requireStateSecret } from "../gateway/state-settings.ts";
@@ -70,6 +71,8 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),
+        // Names resolved over DNS-over-HTTPS, pages sent by name (docs/security.md).
+        evidence: workerFetchParts(),
         ...await sharedStateFor(bindings, read.env),
       }),
     };
