@@ -36,17 +36,7 @@ import { ProviderLinks, tokenHeaders, unavailableIn } from "./provider-clients.t
 import { considered, heldBack } from "./plan-providers.ts";
 import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
-import type { CallerAsk } from "./caller-limits.ts";
-import { overloaded } from "./search-run.ts";
-import { FetchCache } from "./fetch-cache.ts";
-import type { VerifyAsk } from "../protocol/fetch-request.ts";
-import type { Anchor, VerifyResult } from "../protocol/evidence-schema.ts";
-import { DEFAULT_FETCH_CACHE_TTL_SECONDS } from "../protocol/evidence-route-limits.ts";
-
-/** A fetch admitted: its slot, to give back once the answer was delivered; or the refusal. */
-export type FetchAdmission =
-  | { ok: true; release: () => void }
-  | { ok: false; envelope: Envelope };
+import { PageFetching } from "./page-fetching.ts";
 
 /** caller-limits.ts, loaded with the first search a manifest's caller limits count. */
 let callerLimits: Promise<typeof import("./caller-limits.ts")> | null = null;
@@ -77,14 +67,15 @@ export class GatewayState {
   readonly mining: MiningGate | null;
   /** Providers' answers kept for `cache_ttl_seconds` (docs/envelope.md, "Cached answers"). */
   readonly #caching: AnswerCaching;
-  /** Fetched pages (docs/envelope.md, "Fetching a page"), made with the first fetch. */
-  #pages: FetchCache | null = null;
+  /** Page fetches (docs/envelope.md, "Fetching a page"): their admission, cache and verify. */
+  readonly fetching: PageFetching;
 
   constructor(readonly config: ResolvedConfig) {
     this.#links = new ProviderLinks(config);
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#caching = new AnswerCaching(config);
     this.#searches = new Slots(config.maxInflight);
+    this.fetching = new PageFetching(config, this.#searches);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
       ? new Descriptions(config.now, (spec) => this.#links.client(spec), config.state)
@@ -270,54 +261,6 @@ export class GatewayState {
   }
 
   /**
-   * Admits a fetch as a search is admitted (docs/envelope.md, "Fetching a page"): counted against
-   * the caller's limits as a search costing nothing, then given one of the in-flight slots
-   * searches take, or refused with 429 `overloaded` when every slot is held.
-   */
-  async admitFetch(ask: CallerAsk): Promise<FetchAdmission> {
-    if (this.#searches.taken >= this.#searches.limit) {
-      return { ok: false, envelope: fetchOverloaded(ask.requestId) };
-    }
-    if (this.config.manifest.caller_limits !== undefined) {
-      const { countSearch } = await loadCallerLimits();
-      const limited = await countSearch(this.config, ask, "fetch", []);
-      if (limited !== null) return { ok: false, envelope: limited };
-    }
-    const release = this.#searches.tryTake();
-    if (release === null) return { ok: false, envelope: fetchOverloaded(ask.requestId) };
-    return { ok: true, release };
-  }
-
-  /** Fetched pages in the answer cache: shared only when the fetch policy opens no private range. */
-  get pages(): FetchCache {
-    const { answerCache, cache, now, manifest } = this.config;
-    return this.#pages ??= new FetchCache({
-      cache: answerCache,
-      maxBytes: cache.maxBytes,
-      now,
-      ttlMs: DEFAULT_FETCH_CACHE_TTL_SECONDS * 1000,
-      shared: (manifest.fetch?.allow_private_cidrs.length ?? 0) === 0,
-    });
-  }
-
-  /**
-   * `POST /v1/verify`: a receipt checked against this gateway's own keys and issuer, the text
-   * against it, and the quote in the text; `anchorsOf` gives the text's headings.
-   */
-  async verify(
-    ask: VerifyAsk,
-    anchorsOf: (markdown: string) => Promise<readonly Anchor[]>,
-  ): Promise<VerifyResult> {
-    const { signer, gatewayIssuer } = this.config.auth;
-    const { verifyEvidence } = await import("./verify-evidence.ts");
-    return await verifyEvidence(
-      ask,
-      signer === null ? null : { jwks: signer.publicJwks, issuer: gatewayIssuer },
-      anchorsOf,
-    );
-  }
-
-  /**
    * Every provider this caller may see, as `/v1/status` (the cached health, no probe) and
    * `/v1/doctor` (`probe`: a fresh health, each probed at most once per TTL) show it.
    */
@@ -368,11 +311,4 @@ export class GatewayState {
       headersFor,
     };
   }
-}
-
-function fetchOverloaded(requestId: string): Envelope {
-  return {
-    ...overloaded(requestId, "the gateway is at its limit of searches in flight"),
-    command: "fetch",
-  };
 }

@@ -71,10 +71,10 @@ export async function answerFetch(
         : "this gateway's runtime gave it no way to reach pages",
     );
   }
-  const admission = await state.admitFetch(call);
+  const admission = await state.fetching.admit(call);
   if (!admission.ok) return admission.envelope;
   try {
-    const hit = await state.pages.lookup(request);
+    const hit = await state.fetching.pages.lookup(request);
     const cached = hit === null ? null : storedResult(hit.text);
     if (hit !== null && cached !== null) {
       return buildEnvelope("fetch", "ok", requestId, {
@@ -95,7 +95,7 @@ export async function answerFetch(
       case "fetched": {
         const result = await resultOf(state, request, outcome.evidence, outcome.body);
         const text = JSON.stringify(result);
-        call.later(() => state.pages.store(request, outcome.evidence.final_url, text));
+        call.later(() => state.fetching.pages.store(request, outcome.evidence.final_url, text));
         return buildEnvelope("fetch", "ok", requestId, { result });
       }
       case "refused":
@@ -170,7 +170,7 @@ export async function answerVerify(
   request: VerifyAsk,
   requestId: string,
 ): Promise<Envelope> {
-  const result = await state.verify(request, headingAnchors);
+  const result = await state.fetching.verify(request, headingAnchors);
   return buildEnvelope("verify", "ok", requestId, { result });
 }
 
