@@ -1,5 +1,5 @@
 /**
- * Fetched pages in the answer cache (docs/envelope.md, "Fetch and verify"): the one place the
+ * Fetched pages in the answer cache (docs/envelope.md, "Fetching a page"): the one place the
  * fetch route reaches the cache port, so that a reshaped port changes this file alone.
  *
  * A fetch's identity is the canonical JSON of its URL and the options that decide its answer

@@ -1,5 +1,5 @@
 /**
- * Finds a quote in a fetched page's markdown (docs/envelope.md, "Fetch and verify"), after folding
+ * Finds a quote in a fetched page's markdown (docs/envelope.md, "Fetching a page"), after folding
  * white space (any run is one space, the ends trimmed) and case (`toLowerCase`, per code point),
  * so that a quote copied across a line break or from a rendered page still matches. Answers the
  * 1-based lines it spans and the heading it sits under.

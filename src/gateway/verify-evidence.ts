@@ -1,5 +1,5 @@
 /**
- * `POST /v1/verify` and `tracefetch verify` (docs/envelope.md, "Fetch and verify"): the verdict on
+ * `POST /v1/verify` and `tracefetch verify` (docs/envelope.md, "Fetching a page"): the verdict on
  * a receipt, the text it covers and a quote. Checked in order, the first failure deciding: the
  * signature against the given keys (`signature_invalid`), the text against `markdown_sha256`
  * (`content_mismatch`), the quote in the text (`quote_not_found`); all three hold: `verified`.

@@ -1,6 +1,6 @@
 /**
  * The bounds of the evidence routes' requests and answers (`POST /v1/fetch`, `POST /v1/verify`,
- * docs/envelope.md, "Fetch and verify"), each with the reason for its value. The bounds of the
+ * docs/envelope.md, "Fetching a page"), each with the reason for its value. The bounds of the
  * fetch itself (characters, body bytes, redirects, its timeout) are fetch-limits.ts's.
  */
 import { MAX_FETCH_CHARS } from "./fetch-limits.ts";

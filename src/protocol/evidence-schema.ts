@@ -1,5 +1,5 @@
 /**
- * What the evidence routes answer (docs/envelope.md, "Fetch and verify"): a fetched page as
+ * What the evidence routes answer (docs/envelope.md, "Fetching a page"): a fetched page as
  * evidence (`result.evidence`, schemas/evidence.json), the receipt's claims, and a verify's
  * verdict. These schemas type the code and generate the JSON Schemas; tests validate every answer.
  */

@@ -1,5 +1,5 @@
 /**
- * The requests of the evidence routes (docs/envelope.md, "Fetch and verify"): `POST /v1/fetch`
+ * The requests of the evidence routes (docs/envelope.md, "Fetching a page"): `POST /v1/fetch`
  * (and its GET form) and `POST /v1/verify`, as valibot schemas and the functions that read a raw
  * value or JSON text into a request or a usage-error code. As strict as a search request: an
  * unknown or repeated field, a null, a lone surrogate or a value of the wrong type or range is
