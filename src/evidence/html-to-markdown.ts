@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The extractor's internals, loaded on demand by extractPage: Readability finds the article in a
  * linkedom document (no navigation, footer or cookie banner), its links are made absolute, and

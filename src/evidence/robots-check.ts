@@ -5,7 +5,17 @@
  * or one the policy refuses, count as unavailable. An unreachable server (DNS, connection, TLS,
  * timeout) is not asked for the page either: the fetch fails as the page's would.
  */
-import robotsParser from "robots-parser";
+import robotsParserModule from "robots-parser";
+
+/**
+ * The package is CommonJS with a default-export declaration: Node and esbuild hand the function
+ * over as the default import, and Deno's type check types that import as the module, so the call
+ * is typed here once.
+ */
+const robotsParser = robotsParserModule as unknown as (
+  url: string,
+  text: string,
+) => { isAllowed(url: string, userAgent?: string): boolean | undefined };
 import { readPrefix } from "../io/bounded-reader.ts";
 import { MAX_ROBOTS_BYTES, ROBOTS_FAILURE_TTL_MS } from "../protocol/fetch-limits.ts";
 import type { FetchDeps, FetchFailure, FetchPolicy } from "./fetch-types.ts";
