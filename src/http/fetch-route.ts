@@ -73,13 +73,37 @@ export async function answerFetch(
   }
   const admission = await state.fetching.admit(call);
   if (!admission.ok) return admission.envelope;
+  const started = state.config.now();
+  /** The answer, its trace recorded after it when mining is on (docs/security.md). */
+  const traced = (envelope: Envelope, page: Partial<FetchResult> = {}): Envelope => {
+    const mining = state.mining;
+    if (mining === null) return envelope;
+    const { evidence, cached = false } = page;
+    const latencyMs = state.config.now() - started;
+    call.later(() =>
+      mining.record({
+        kind: "fetch",
+        url: evidence?.final_url ?? request.url,
+        format: request.format,
+        code: envelope.code,
+        ...(evidence === undefined
+          ? {}
+          : { statusCode: evidence.status_code, bytes: evidence.bytes }),
+        cached,
+        latencyMs,
+        caller: call.caller,
+        requestId,
+        answeredAt: state.config.wallClock(),
+      })
+    );
+    return envelope;
+  };
   try {
     const hit = await state.fetching.pages.lookup(request);
     const cached = hit === null ? null : storedResult(hit.text);
     if (hit !== null && cached !== null) {
-      return buildEnvelope("fetch", "ok", requestId, {
-        result: { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) },
-      });
+      const result = { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) };
+      return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
     }
     let robots = robotsByGateway.get(state);
     if (robots === undefined) robotsByGateway.set(state, robots = createRobotsCache());
@@ -96,14 +120,18 @@ export async function answerFetch(
         const result = await resultOf(state, request, outcome.evidence, outcome.body);
         const text = JSON.stringify(result);
         call.later(() => state.fetching.pages.store(request, outcome.evidence.final_url, text));
-        return buildEnvelope("fetch", "ok", requestId, { result });
+        return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
       }
       case "refused":
-        return problemEnvelope("fetch", outcome.code, requestId, outcome.message, "url");
+        return traced(
+          problemEnvelope("fetch", outcome.code, requestId, outcome.message, "url"),
+        );
       case "failed":
-        return problemEnvelope("fetch", "fetch_failed", requestId, outcome.message, undefined, {
-          anyRetryable: outcome.retryable,
-        });
+        return traced(
+          problemEnvelope("fetch", "fetch_failed", requestId, outcome.message, undefined, {
+            anyRetryable: outcome.retryable,
+          }),
+        );
       default: {
         const never: never = outcome;
         throw new Error(`unhandled fetch outcome ${JSON.stringify(never)}`);
