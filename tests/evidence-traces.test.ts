@@ -49,12 +49,14 @@ describe("fetch traces", () => {
     const gw = await evidenceGateway({ env: MINING, ports: { traceSink } });
     try {
       const url = `${site.base}/article`;
-      const ask = (body: unknown) =>
-        gw.app.request("/v1/fetch", {
+      const ask = async (body: unknown) => {
+        const res = await gw.app.request("/v1/fetch", {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify(body),
-        }).then((r) => r.json());
+        });
+        return await res.json();
+      };
       await ask({ url });
       await until(entries, 1);
       await ask({ url });
