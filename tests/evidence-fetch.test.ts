@@ -429,3 +429,51 @@ describe("Node's connector", () => {
     assert.equal(body.split("\n")[2], `never-resolved.invalid:${S}`);
   });
 });
+
+describe("hostile markup", () => {
+  it("reads markup nested too deep for the extractor as plain text, quickly", async () => {
+    const depth = 30_000;
+    const deep = await listen("127.0.0.1", 0, {
+      "/robots.txt": text("text/plain", ""),
+      "/deep": text(
+        "text/html",
+        `<html><head><title>Deep</title></head><body>${"<div>".repeat(depth)}bottom${
+          "</div>".repeat(depth)
+        }</body></html>`,
+      ),
+    });
+    try {
+      const evidence = await fetched(`http://127.0.0.1:${deep.port}/deep`);
+      assert.equal((evidence as { markdown: string }).markdown, "bottom");
+      assert.equal(evidence.title, "Deep");
+      assert.equal(evidence.route, "extracted");
+    } finally {
+      await deep.close();
+    }
+  });
+
+  it("cuts markup past 500,000 characters before extracting, and says truncated", async () => {
+    // Markup-heavy paragraphs: 1,200 of about 470 characters, each with a short text of its own.
+    const paragraphs = Array.from(
+      { length: 1_200 },
+      (_, n) => `<p class="${"c".repeat(440)}">paragraph-${n} of the article.</p>`,
+    ).join("");
+    const long = await listen("127.0.0.1", 0, {
+      "/robots.txt": text("text/plain", ""),
+      "/long": text(
+        "text/html",
+        `<html><body><article><h1>Long</h1>${paragraphs}</article></body></html>`,
+      ),
+    });
+    try {
+      const evidence = await fetched(`http://127.0.0.1:${long.port}/long`, { max_chars: 200_000 });
+      const markdown = (evidence as { markdown: string }).markdown;
+      assert.equal(evidence.truncated, true);
+      assert.ok(markdown.includes("paragraph-0 "));
+      assert.ok(!markdown.includes("paragraph-1199 "), "the markup past the cut was not read");
+      assert.ok(markdown.length < 200_000, "the cut was the markup's, not max_chars'");
+    } finally {
+      await long.close();
+    }
+  });
+});
