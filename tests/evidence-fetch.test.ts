@@ -45,6 +45,9 @@ when the text is read away from the page; at most two hundred are listed.</p>
 <footer class="site-footer">SITE-FOOTER all rights reserved <a href="/legal">Legal</a></footer>
 </body></html>`;
 
+/** 20,000,000 zero bytes, gzipped to about 20 KB. */
+const bomb = gzipSync(new Uint8Array(20_000_000), { level: 9 });
+
 let site: Listener;
 let S: number;
 let base: string;
@@ -99,6 +102,10 @@ before(async () => {
         res.end();
       };
       write();
+    },
+    "/bomb": (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" });
+      res.end(bomb);
     },
     "/never-ends": (_req, res) => {
       res.writeHead(200, { "content-type": "text/plain" });
@@ -358,6 +365,23 @@ describe("failures and refusals", () => {
       ["timeout", true],
     );
     assert.ok(Date.now() - started < 4_000, "ended near its timeout");
+  });
+
+  it("reads a gzip bomb's decoded body only to 5,000,000 bytes", async () => {
+    const evidence = await fetched(`${base}/bomb`, { max_chars: 10 });
+    assert.equal(evidence.bytes, 5_000_000);
+    assert.equal(evidence.truncated, true);
+  });
+
+  it("answers cancelled, not retryable, when the caller goes away mid-body", async () => {
+    const controller = new AbortController();
+    const { deps } = fetchDeps(dns.server, controller.signal);
+    setTimeout(() => controller.abort(), 200);
+    const outcome = await fetchEvidence(request(`${base}/never-ends`), open, deps);
+    assert.deepEqual(
+      outcome.outcome === "failed" && [outcome.reason, outcome.retryable],
+      ["cancelled", false],
+    );
   });
 
   it("answers fetch_failed, retryable, when nothing listens", async () => {
