@@ -74,6 +74,7 @@ describe("a page fetched from a loopback address allow_private_cidrs opens", () 
     assert.ok("text" in evidence && !("markdown" in evidence));
     const lines = evidence.text.split("\n");
     assert.ok(!/[#[\]()]/.test(evidence.text), evidence.text);
+    assert.ok(evidence.text.includes("snake_case_name and 2 * 3 * 4 stay whole, emphasis too."));
     assert.equal(evidence.markdown_sha256, sha256(evidence.text));
     assert.equal(evidence.anchors.length, 4);
     for (const anchor of evidence.anchors) {

@@ -45,7 +45,8 @@ made from it, so that a quote can be checked later against the same bytes. See t
 a citation can name a section and a reader can find the very lines it came from.</p>
 <h3>Line ranges</h3>
 <p>Line numbers start at one and cover the heading and its section up to the next heading of the
-same or a higher level; the SHA-256 of those lines is kept beside them.</p>
+same or a higher level; the SHA-256 of those lines is kept beside them. A name like
+snake_case_name and <code>2 * 3 * 4</code> stay whole, <em>emphasis</em> too.</p>
 <h2>Links</h2>
 <p>Links are absolute, so a relative <a href="../other/page.html">link</a> still leads somewhere
 when the text is read away from the page; at most two hundred are listed.</p>
