@@ -30,6 +30,12 @@ export const MAX_ROBOTS_BYTES = 512_000;
 /** robots.txt answers kept per gateway instance, one per origin: bounded memory for many sites. */
 export const ROBOTS_CACHE_ENTRIES = 1_000;
 
+/**
+ * Characters of robots.txt rules kept per instance, all origins together: 1,000 typical files of a
+ * few KiB, or 16 of the largest read; parsed rules take a few times their text in memory.
+ */
+export const ROBOTS_CACHE_CHARS = 8_000_000;
+
 /** How long a robots.txt answer is used (RFC 9309 section 2.4: no longer than 24 hours without reason). */
 export const ROBOTS_CACHE_TTL_MS = 86_400_000;
 
