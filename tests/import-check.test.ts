@@ -232,6 +232,23 @@ describe("import check", () => {
     ]);
   });
 
+  it("keeps the gateway and the evidence fetch, which share a rank, apart both ways", async () => {
+    const { violations } = await check(
+      await fixture({
+        "src/gateway/m.ts": 'import { evidence } from "../evidence/m.ts";\n' +
+          "export const gateway = evidence;\n",
+        "src/evidence/m.ts": "export const evidence = 1;\n",
+        "src/evidence/n.ts": 'import { other } from "../gateway/n.ts";\n' +
+          "export const fetched = other;\n",
+        "src/gateway/n.ts": "export const other = 1;\n",
+      }),
+    );
+    assert.deepEqual(violations.map(describeViolation).sort(), [
+      "layer:evidence-imports-no-sibling: src/evidence/n.ts -> src/gateway/n.ts",
+      "layer:gateway-imports-no-sibling: src/gateway/m.ts -> src/evidence/m.ts",
+    ]);
+  });
+
   it("reports an example provider that imports past the kit and the protocol, or another provider", async () => {
     const { violations } = await check(
       await fixture({

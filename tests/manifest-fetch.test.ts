@@ -9,6 +9,9 @@ import { validateManifest } from "../src/protocol/validate-manifest.ts";
 import { fetchPolicyOf } from "../src/evidence/mod.ts";
 import { startEmbeddedDefault } from "../providers/corpus/embedded-default.ts";
 import { listen as kitListen } from "../src/kit/node/mod.ts";
+import { checkManifestText } from "../src/cli/read-manifest-file.ts";
+import { readSettings } from "../src/gateway/settings.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
 
 const manifest = (fetch: unknown) => ({
   schema_version: "tracefetch.providers.v1",
@@ -107,5 +110,22 @@ describe("manifest: the fetch block", () => {
     } finally {
       await running.close();
     }
+  });
+
+  it("is checked the same way by the gateway's start and by tracefetch validate", () => {
+    const text = JSON.stringify(manifest({ allow_private_cidrs: ["10.0.0.0/8", "10.0.0.0/40"] }));
+    const checked = checkManifestText(text, false);
+    assert.ok(!checked.ok);
+    assert.equal(checked.issues[0]?.field, "fetch.allow_private_cidrs.1");
+    assert.throws(
+      () => readSettings({}, { parseCidr }).withManifest({ text }),
+      (error) =>
+        error instanceof ConfigError &&
+        /fetch\.allow_private_cidrs\.1: must be a CIDR/.test(error.message),
+    );
+    const fine = readSettings({}, { parseCidr }).withManifest({
+      text: JSON.stringify(manifest({ allow_private_cidrs: ["10.0.0.0/8"] })),
+    });
+    assert.deepEqual(fine.manifest.fetch?.allow_private_cidrs, ["10.0.0.0/8"]);
   });
 });

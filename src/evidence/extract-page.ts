@@ -7,6 +7,7 @@ import type { EvidenceRoute, FetchFormat } from "../protocol/codes.ts";
 import { MAX_EVIDENCE_LINKS } from "../protocol/fetch-limits.ts";
 import type { Anchor, EvidenceLink } from "./fetch-types.ts";
 import { absoluteLink } from "./absolute-link.ts";
+import { htmlText, htmlTitle, type PreparedHtml, prepareHtml } from "./html-text.ts";
 import { anchorsOf, type Heading, headingsOf, plainHeading } from "./page-anchors.ts";
 
 /** What a page's content type says it is: the three kinds a fetch reads. */
@@ -36,10 +37,12 @@ export async function extractPage(input: PageInput): Promise<ExtractedPage> {
   let title: string | null;
   let links: EvidenceLink[];
   let route: EvidenceRoute;
+  let cutMarkup = false;
   switch (input.kind) {
     case "html": {
-      const { htmlToMarkdown } = await import("./html-to-markdown.ts");
-      ({ markdown, title, links } = htmlToMarkdown(input.body, input.url));
+      const prepared = prepareHtml(input.body);
+      ({ markdown, title, links } = await convertHtml(prepared, input.url));
+      cutMarkup = prepared.cut;
       route = "extracted";
       break;
     }
@@ -69,11 +72,30 @@ export async function extractPage(input: PageInput): Promise<ExtractedPage> {
   return {
     title,
     content: text,
-    truncated,
+    truncated: truncated || cutMarkup,
     anchors: await anchorsOf(text.split("\n"), headings),
     links: links.slice(0, MAX_EVIDENCE_LINKS),
     route,
   };
+}
+
+/**
+ * Markup to markdown through the extractor (loaded on demand); markup too deep for it, or that it
+ * fails on (a hostile page is not a bug of ours), is read as plain text instead.
+ */
+async function convertHtml(prepared: PreparedHtml, url: URL) {
+  const fallback = () => ({
+    title: htmlTitle(prepared.html),
+    markdown: htmlText(prepared.html),
+    links: [],
+  });
+  if (prepared.tooDeep) return fallback();
+  const { htmlToMarkdown } = await import("./html-to-markdown.ts");
+  try {
+    return htmlToMarkdown(prepared.html, url);
+  } catch {
+    return fallback();
+  }
 }
 
 /** The first `max` characters, never half a surrogate pair. */

@@ -63,7 +63,7 @@ export async function fetchEvidence(
       outcome: "refused",
       code: "robots_disallowed",
       message: verdict.unavailable
-        ? `robots.txt of ${url.origin} cannot be read (unreachable or a server error), so nothing there is fetched`
+        ? `robots.txt of ${url.origin} answered a server error, which disallows every page until it is read (RFC 9309)`
         : `robots.txt of ${url.origin} disallows ${url.pathname} for ${deps.userAgent}`,
     };
   });

@@ -17,10 +17,13 @@ export type Converted = { title: string | null; markdown: string; links: Evidenc
 export function htmlToMarkdown(html: string, url: URL): Converted {
   const { document } = parseHTML(html);
   const pageTitle = document.title?.trim() || null;
-  // Readability takes the document apart; the page's title is read first.
-  const article = new Readability(document as unknown as Document).parse();
-  const content = article?.content ?? document.body?.innerHTML ?? "";
-  const { document: main } = parseHTML(`<!doctype html><html><body>${content}</body></html>`);
+  // Readability takes the document apart; the page's title is read first. Its article comes back
+  // as the element itself, not as markup to parse a second time.
+  const article = new Readability<Element>(document as unknown as Document, {
+    serializer: (node) => node as Element,
+  }).parse();
+  const main = article?.content ?? (document.body as unknown as Element | null);
+  if (main === null || main === undefined) return { title: pageTitle, markdown: "", links: [] };
   const links: EvidenceLink[] = [];
   const seen = new Set<string>();
   for (const anchor of main.querySelectorAll("a")) {
@@ -47,7 +50,7 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
     codeBlockStyle: "fenced",
     bulletListMarker: "-",
   });
-  const markdown = turndown.turndown(main.body as unknown as HTMLElement).trim();
+  const markdown = turndown.turndown(main as HTMLElement).trim();
   const title = article?.title?.trim() || pageTitle;
   return { title, markdown, links };
 }

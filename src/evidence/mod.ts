@@ -18,6 +18,15 @@
  * - No byte past MAX_FETCH_BODY_BYTES is read, and the whole fetch ends at its timeout, a body that
  *   never ends included.
  * - The extractor sits behind one function (extractPage) and is loaded on demand.
+ *
+ * Wiring (for a route): load this module with a dynamic import (with ipaddr.js, lru-cache and
+ * robots-parser it is about 15 KiB gzipped, too much for the worker's main module); read the policy
+ * once, `fetchPolicyOf(manifest.fetch)`, and keep one `createRobotsCache()` per instance; take the
+ * resolver and connector from the runtime root, `nodeFetchParts({ dnsServers })`
+ * (src/runtime/node-evidence.ts, Node and Deno) or `workerFetchParts({ dohUrl })`
+ * (src/runtime/worker-evidence.ts); then per request `fetchEvidence(request, policy, { ...parts,
+ * now, signal, robots, userAgent: fetchUserAgent(version) })`. A `refused` outcome's `code` is the
+ * envelope's; `failed` is `fetch_failed`, with `codeRow("fetch_failed", outcome.retryable)`.
  */
 export * from "./fetch-types.ts";
 export * from "./fetch-policy.ts";

@@ -61,13 +61,20 @@ export async function anchorsOf(
   }));
 }
 
-/** A heading's text without its inline markup: links to their text, emphasis and code marks off. */
+/**
+ * Markdown's inline markup taken off a line: images and links to their text, paired emphasis and
+ * code marks off, backslash escapes undone. A lone `*` or an underscore inside a word (`snake_case`)
+ * is text, and stays.
+ */
 export function plainHeading(text: string): string {
   return text
     .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/[*_`]+/g, "")
-    .replace(/\\([\\`*_{}\[\]()#+\-.!])/g, "$1")
+    .replace(/`([^`]+)`/g, "$1")
+    .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/(?<![\w*\\])\*(?=\S)(.+?)(?<=\S)\*(?![\w*])/g, "$1")
+    .replace(/(?<![\w\\])_(?=\S)(.+?)(?<=\S)_(?!\w)/g, "$1")
+    .replace(/\\([\\`*_{}\[\]()#+\-.!>])/g, "$1")
     .trim();
 }
 

@@ -53,14 +53,12 @@ export async function robotsVerdict(
       return { ok: true, allowed: true, unavailable: true };
     case "disallow_all":
       return { ok: true, allowed: false, unavailable: true };
-    case "rules": {
-      const rules = robotsParser(`${url.origin}/robots.txt`, answer.text);
+    case "rules":
       return {
         ok: true,
-        allowed: rules.isAllowed(url.href, deps.userAgent) ?? true,
+        allowed: answer.rules.isAllowed(url.href, deps.userAgent) ?? true,
         unavailable: false,
       };
-    }
     default: {
       const never: never = answer;
       return never;
@@ -94,7 +92,9 @@ async function askRobots(
     try {
       const read = await readPrefix(body, MAX_ROBOTS_BYTES, signal);
       if (!read.ok) return { ok: false, outcome: abortFailure(signal) };
-      return { ok: true, answer: { kind: "rules", text: lenientUtf8.decode(read.bytes) } };
+      const text = lenientUtf8.decode(read.bytes);
+      const rules = robotsParser(`${origin}/robots.txt`, text);
+      return { ok: true, answer: { kind: "rules", rules, chars: text.length } };
     } catch {
       // The connection broke while robots.txt was read: unreachable, as above.
       return {

@@ -30,6 +30,12 @@ export const MAX_ROBOTS_BYTES = 512_000;
 /** robots.txt answers kept per gateway instance, one per origin: bounded memory for many sites. */
 export const ROBOTS_CACHE_ENTRIES = 1_000;
 
+/**
+ * Characters of robots.txt rules kept per instance, all origins together: 1,000 typical files of a
+ * few KiB, or 16 of the largest read; parsed rules take a few times their text in memory.
+ */
+export const ROBOTS_CACHE_CHARS = 8_000_000;
+
 /** How long a robots.txt answer is used (RFC 9309 section 2.4: no longer than 24 hours without reason). */
 export const ROBOTS_CACHE_TTL_MS = 86_400_000;
 
@@ -53,3 +59,18 @@ export const DNS_TRIES = 2;
 
 /** A DNS-over-HTTPS JSON answer read at most: a name's A or AAAA records fit in a few KiB. */
 export const MAX_DOH_ANSWER_BYTES = 65_536;
+
+/**
+ * Characters of a page's markup (after scripts, styles and comments are dropped) handed to the
+ * extractor; the rest is cut (`truncated`). A link-dense megabyte cost linkedom and Readability 2 s
+ * of CPU on a busy 2-core machine; half of that is the most one fetch may cost, since the fetch's
+ * timeout cannot stop synchronous work. An article's own markup is far smaller.
+ */
+export const MAX_EXTRACT_HTML_CHARS = 500_000;
+
+/**
+ * Element nesting the extractor accepts; deeper markup is read as plain text instead. linkedom's
+ * parser slows down with depth (50,000 nested elements took 8 s) and the DOM walkers recurse (10,000
+ * overflowed the stack); a real article nests a few dozen deep.
+ */
+export const MAX_EXTRACT_DEPTH = 256;

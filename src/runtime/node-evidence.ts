@@ -15,13 +15,15 @@ import { DNS_TIMEOUT_MS, DNS_TRIES } from "../protocol/fetch-limits.ts";
 export type NodeFetchOptions = {
   /** DNS servers (`127.0.0.1:5353`, `[::1]:53`); absent, the system's. */
   dnsServers?: readonly string[];
+  /** Certificate authorities (PEM) trusted instead of Node's bundled ones: an intranet's, a test's. */
+  ca?: readonly string[];
 };
 
 /** The resolver and connector a Node or Deno root hands to fetchEvidence. */
 export function nodeFetchParts(
   options: NodeFetchOptions = {},
 ): { resolve: Resolver; connector: Connector } {
-  return { resolve: nodeResolver(options.dnsServers), connector: nodeConnector() };
+  return { resolve: nodeResolver(options.dnsServers), connector: nodeConnector(options.ca) };
 }
 
 /** Answers that mean "no address of this family", not a failure. */
@@ -56,7 +58,7 @@ function nodeResolver(servers: readonly string[] | undefined): Resolver {
   };
 }
 
-function nodeConnector(): Connector {
+function nodeConnector(ca: readonly string[] | undefined): Connector {
   return {
     pinsAddress: true,
     send: async ({ url, address, headers, signal }): Promise<Connected> => {
@@ -64,6 +66,7 @@ function nodeConnector(): Connector {
       // One agent per request: its one connection can only ever reach `address`.
       const agent = new Agent({
         connect: {
+          ...(ca === undefined ? {} : { ca: [...ca] }),
           lookup: ((_host, options, done) =>
             options.all
               ? done(null, [{ address, family }])

@@ -1,99 +1,152 @@
 /**
- * A loopback site with one article (navigation, cookie banner and footer around it) and a gateway
- * whose manifest opens 127.0.0.1 to fetch (`allow_private_cidrs`), signing receipts with a fresh
- * Ed25519 key: the world of the fetch and verify surface tests.
+ * The site the evidence tests fetch from, on 127.0.0.1 (opened by OPEN's allow_private_cidrs), with
+ * a real DNS server beside it: an article with navigation, a cookie banner and a footer, served
+ * markdown and text, robots.txt rules, redirects, failures, a gzip bomb and a body that never ends.
  */
-import { exportJWK, generateKeyPair } from "jose";
-import { listen, type Listener } from "./fetch-fixture.ts";
-import { createGateway, type GatewayPorts } from "../../src/http/create-gateway.ts";
-import { nodeFetchParts } from "../../src/runtime/node-evidence.ts";
-import { manifestOf, runtimePorts } from "./gateway.ts";
-import { parseCidr } from "../../src/io/ip-rules.ts";
-import { answer, startServer } from "./servers.ts";
-import { type Env, readSettings } from "../../src/gateway/mod.ts";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { type Evidence, fetchEvidence } from "../../src/evidence/mod.ts";
+import {
+  fetchDeps,
+  listen,
+  type Listener,
+  policy,
+  request,
+  type Route,
+  startDns,
+} from "./fetch-fixture.ts";
 
-export const ISSUER = "https://gateway.test";
+export const sha256 = (text: string | Uint8Array) =>
+  createHash("sha256").update(text).digest("hex");
 
-export const ARTICLE_HTML = `<!doctype html>
-<html><head><title>Tide tables</title></head>
+/** Opens the site's address, 127.0.0.1, and nothing else. */
+export const OPEN = policy({ allow_private_cidrs: ["127.0.0.1/32"] });
+
+/** A route answering `body` as `type` with `status`. */
+export const text =
+  (type: string, body: string | Uint8Array, status = 200): Route => (_req, res) => {
+    res.writeHead(status, { "content-type": type });
+    res.end(body);
+  };
+
+export const ARTICLE = `<!doctype html>
+<html><head><title>Evidence test page</title></head>
 <body>
-<div class="cookie-banner">We use cookies. Accept all cookies?</div>
-<nav><a href="/">Home</a> | <a href="/about">About us</a> | <a href="/shop">Shop</a></nav>
+<nav class="site-nav"><a href="/">Home</a> <a href="/about">About</a> <span>SITE-NAVIGATION</span></nav>
+<div class="cookie-banner">COOKIE-BANNER we use cookies <button>Accept</button></div>
 <main><article>
-<h1>Tide tables</h1>
-<p>The moon pulls the sea toward it, and the water rises on the side of the earth that faces it.
-Twice a day the tide comes in and goes out again, about fifty minutes later each day.</p>
-<h2>Spring tides</h2>
-<p>Spring tides come with a new moon and with a full moon, when the sun and the moon pull
-together. Their range is the largest of the month.</p>
-<p>See <a href="/neap">neap tides</a> for the other half of the cycle.</p>
-<h2>Neap tides</h2>
-<p>Neap tides come at the quarter moons, when the sun pulls across the moon's pull, and the
-range is the smallest of the month.</p>
+<h1>How evidence is kept</h1>
+<p>An evidence bundle keeps the page as it was fetched, with a hash of its body and of the text
+made from it, so that a quote can be checked later against the same bytes. See the
+<a href="/spec#hashes">hashing rules</a> and <a href="https://example.org/rfc">the RFC</a>.</p>
+<h2>Anchors</h2>
+<p>Every heading of the page becomes an anchor with the lines it spans in the returned markdown, so
+a citation can name a section and a reader can find the very lines it came from.</p>
+<h3>Line ranges</h3>
+<p>Line numbers start at one and cover the heading and its section up to the next heading of the
+same or a higher level; the SHA-256 of those lines is kept beside them. A name like
+snake_case_name and <code>2 * 3 * 4</code> stay whole, <em>emphasis</em> too.</p>
+<h2>Links</h2>
+<p>Links are absolute, so a relative <a href="../other/page.html">link</a> still leads somewhere
+when the text is read away from the page; at most two hundred are listed.</p>
 </article></main>
-<footer>Copyright 2026 Harbour Almanac. All rights reserved.</footer>
+<footer class="site-footer">SITE-FOOTER all rights reserved <a href="/legal">Legal</a></footer>
 </body></html>`;
 
-/** The site: `/article` (HTML), `/notes.md` (markdown), robots.txt allowing all. */
-export async function startSite(): Promise<Listener & { base: string }> {
-  const site = await listen("127.0.0.1", 0, {
-    "/article": (_req, res) => {
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      res.end(ARTICLE_HTML);
-    },
-    "/notes.md": (_req, res) => {
-      res.writeHead(200, { "content-type": "text/markdown; charset=utf-8" });
-      res.end("# Notes\n\nLow water at noon.\n");
-    },
-    "/robots.txt": (_req, res) => {
-      res.writeHead(200, { "content-type": "text/plain" });
-      res.end("User-agent: *\nAllow: /\n");
-    },
-  });
-  return { ...site, base: `http://127.0.0.1:${site.port}` };
-}
+/** 20,000,000 zero bytes, gzipped to about 20 KB. */
+const bomb = gzipSync(new Uint8Array(20_000_000), { level: 9 });
 
-/** A private Ed25519 JWK, as TRACEFETCH_SIGNING_JWK holds it. */
-export async function signingJwk(kid = "receipts-1"): Promise<string> {
-  const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  return JSON.stringify({ ...(await exportJWK(privateKey)), kid });
-}
-
-export type EvidenceGatewayOptions = {
-  /** The manifest's fetch block; null: none (fetching off). */
-  fetch?: Record<string, unknown> | null;
-  /** Sign receipts (the default) or not. */
-  sign?: boolean;
-  extra?: Record<string, unknown>;
-  env?: Env;
-  ports?: GatewayPorts;
+export type EvidenceSite = {
+  site: Listener;
+  port: number;
+  base: string;
+  dns: Awaited<ReturnType<typeof startDns>>;
+  /** Fetches `url` under `p` (OPEN by default) and returns its evidence, asserting it was fetched. */
+  fetched: (
+    url: string,
+    extra?: Parameters<typeof request>[1],
+    p?: typeof OPEN,
+  ) => Promise<Evidence>;
+  /** How many times the site was asked for `path`. */
+  asked: (path: string) => number;
+  close: () => Promise<void>;
 };
 
-/** A gateway over one well-behaved provider, fetching 127.0.0.1 pages. */
-export async function evidenceGateway(options: EvidenceGatewayOptions = {}) {
-  const provider = await startServer(answer("p", "p", []));
-  const env: Record<string, string | undefined> = { ...options.env };
-  if (options.sign !== false) {
-    env.TRACEFETCH_SIGNING_JWK = await signingJwk();
-    env.TRACEFETCH_GATEWAY_ISSUER = ISSUER;
-  }
-  const fetch = options.fetch === undefined
-    ? { allow_private_cidrs: ["127.0.0.1/32"] }
-    : options.fetch;
-  const manifest = manifestOf([{ name: "p", endpoint: provider.url }], {
-    ...(fetch === null ? {} : { fetch }),
-    ...options.extra,
+export async function startEvidenceSite(): Promise<EvidenceSite> {
+  const site: Listener = await listen("127.0.0.1", 0, {
+    "/robots.txt": text(
+      "text/plain",
+      "User-agent: *\nDisallow: /everyone-else\n\nUser-agent: TraceFetch-Edge\nDisallow: /private\nDisallow: /no-gateway\n",
+    ),
+    "/article": text("text/html; charset=utf-8", ARTICLE),
+    "/served.md": text(
+      "text/markdown; charset=utf-8",
+      "# Served\n\nAs [served](/x).\n\n## Part\n\nText.\n",
+    ),
+    "/plain": text("text/plain", "just text\n# not a heading\n"),
+    "/json": text("application/json", '{"a":1}'),
+    "/png": text("image/png", new Uint8Array([0x89, 0x50, 0x4e, 0x47])),
+    "/private": text("text/plain", "secret"),
+    "/no-gateway": text("text/plain", "not for the gateway"),
+    "/everyone-else": text("text/plain", "for the gateway only"),
+    "/fails": text("text/plain", "down", 503),
+    "/gone": text("text/plain", "gone", 404),
+    "/moved": (_req, res) => {
+      res.writeHead(301, { location: "article" });
+      res.end();
+    },
+    "/to-private": (_req, res) => {
+      res.writeHead(302, { location: "/private" });
+      res.end();
+    },
+    "/gzip": (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" });
+      res.end(gzipSync("decoded body\n"));
+    },
+    "/huge": (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      const chunk = "x".repeat(100_000) + "\n";
+      let sent = 0;
+      const write = () => {
+        while (sent < 60) {
+          sent++;
+          if (!res.write(chunk)) return void res.once("drain", write);
+        }
+        res.end();
+      };
+      write();
+    },
+    "/bomb": (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" });
+      res.end(bomb);
+    },
+    "/never-ends": (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.write("a beginning, and then nothing more\n");
+    },
+    "/echo-accept": (req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`${req.headers.accept}\n${req.headers["user-agent"]}\n${req.headers.host}`);
+    },
   });
-  const read = readSettings(env, { parseCidr });
-  const settings = {
-    ...read.withManifest({ value: manifest, loopback: true }),
-    allowLoopback: true,
-    describeProviders: false,
+  const dns = await startDns({
+    "site.test": { a: ["127.0.0.1"] },
+    "denied.site.test": { a: ["127.0.0.1"] },
+  });
+  const base = `http://127.0.0.1:${site.port}`;
+  return {
+    site,
+    port: site.port,
+    base,
+    dns,
+    fetched: async (url, extra = {}, p = OPEN) => {
+      const { deps } = fetchDeps(dns.server);
+      const outcome = await fetchEvidence(request(url, extra), p, deps);
+      assert.equal(outcome.outcome, "fetched", JSON.stringify(outcome));
+      return (outcome as { evidence: Evidence }).evidence;
+    },
+    asked: (path) => site.requests.filter((r) => r.path === path).length,
+    close: () => Promise.all([site.close(), dns.close()]).then(() => {}),
   };
-  const app = createGateway(settings, {
-    ...runtimePorts,
-    evidence: nodeFetchParts(),
-    ...options.ports,
-  });
-  return { app, close: () => provider.close() };
 }
