@@ -9,7 +9,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { listen } from "../src/runtime/node-listen.ts";
 import { runJson, tempConfig } from "./support/cli.ts";
-import { evidenceGateway, startSite } from "./support/evidence-site.ts";
+import { evidenceGateway, startSite } from "./support/evidence-gateway.ts";
 import { sha256Hex } from "../src/state/digests.ts";
 
 describe("tracefetch fetch and verify", () => {

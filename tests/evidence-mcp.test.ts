@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { listen } from "../src/runtime/node-listen.ts";
 import { MAX_MCP_FETCH_TEXT_CHARS } from "../src/protocol/mod.ts";
 import { assertToolOutput, connect } from "./support/mcp.ts";
-import { evidenceGateway } from "./support/evidence-site.ts";
+import { evidenceGateway } from "./support/evidence-gateway.ts";
 import { listen as listenSite, type Listener } from "./support/fetch-fixture.ts";
 
 const LONG_PAGE = `<!doctype html><html><head><title>Harbour log</title></head><body>

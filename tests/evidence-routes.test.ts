@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { assertEnvelope } from "./support/gateway.ts";
-import { evidenceGateway, ISSUER, startSite } from "./support/evidence-site.ts";
+import { evidenceGateway, ISSUER, startSite } from "./support/evidence-gateway.ts";
 import { sha256Hex } from "../src/state/digests.ts";
 import { RECEIPT_TYP } from "../src/protocol/mod.ts";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { FetchTraceSchema, TRACE_BATCH_VERSION, TraceBatchSchema } from "../src/protocol/mod.ts";
 import type { TraceEntry, TraceSink } from "../src/gateway/mining/sink.ts";
-import { evidenceGateway, startSite } from "./support/evidence-site.ts";
+import { evidenceGateway, startSite } from "./support/evidence-gateway.ts";
 
 const MINING = {
   TRACEFETCH_MINING_CONFIRMED: "1",

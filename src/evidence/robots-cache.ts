@@ -3,7 +3,6 @@
  * gateway instance: a site is asked for its robots.txt at most once a day per instance.
  */
 import { LRUCache } from "lru-cache";
-import type robotsParser from "robots-parser";
 import {
   ROBOTS_CACHE_CHARS,
   ROBOTS_CACHE_ENTRIES,
@@ -16,7 +15,7 @@ import {
  * section 2.3.1.4).
  */
 export type RobotsAnswer =
-  | { kind: "rules"; rules: ReturnType<typeof robotsParser>; chars: number }
+  | { kind: "rules"; rules: ReturnType<typeof import("robots-parser").default>; chars: number }
   | { kind: "allow_all"; unavailable: true }
   | { kind: "disallow_all"; unavailable: true };
 

@@ -6,16 +6,6 @@
  * timeout) is not asked for the page either: the fetch fails as the page's would.
  */
 import robotsParserModule from "robots-parser";
-
-/**
- * The package is CommonJS with a default-export declaration: Node and esbuild hand the function
- * over as the default import, and Deno's type check types that import as the module, so the call
- * is typed here once.
- */
-const robotsParser = robotsParserModule as unknown as (
-  url: string,
-  text: string,
-) => { isAllowed(url: string, userAgent?: string): boolean | undefined };
 import { readPrefix } from "../io/bounded-reader.ts";
 import { MAX_ROBOTS_BYTES, ROBOTS_FAILURE_TTL_MS } from "../protocol/fetch-limits.ts";
 import type { FetchDeps, FetchFailure, FetchPolicy } from "./fetch-types.ts";
@@ -23,6 +13,13 @@ import { followRedirects } from "./follow-redirects.ts";
 import { judgeUrl } from "./judge-url.ts";
 import type { RobotsAnswer } from "./robots-cache.ts";
 import { abortFailure, failure } from "./send-judged.ts";
+
+/**
+ * The package is CommonJS with a default-export declaration: Node and esbuild hand the function
+ * over as the default import, and Deno's type check types that import as the module, so the call
+ * is typed here once, as the package declares it.
+ */
+const robotsParser = robotsParserModule as unknown as typeof import("robots-parser").default;
 
 export type RobotsVerdict =
   | { ok: true; allowed: boolean; unavailable: boolean }

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { Miniflare } from "miniflare";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { startWorker } from "./miniflare.ts";
-import { ISSUER, signingJwk, startSite } from "../support/evidence-site.ts";
+import { ISSUER, signingJwk, startSite } from "../support/evidence-gateway.ts";
 import { RECEIPT_TYP } from "../../src/protocol/mod.ts";
 import { sha256Hex } from "../../src/state/digests.ts";
 
