@@ -77,7 +77,7 @@ export const TierSchema = v.strictObject({
  * is a token's `sub`, else the client address. Each limit is optional: absent, unbounded.
  */
 export const CallerLimitsSchema = v.strictObject({
-  /** Searches (expands included) in any 60 s, a sliding log. */
+  /** Searches (expands and fetches included) in any 60 s, a sliding log. */
   searches_per_minute: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CALLER_SEARCHES_PER_MINUTE)),
   ),

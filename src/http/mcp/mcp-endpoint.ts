@@ -1,7 +1,7 @@
 /**
  * The MCP endpoint (docs/mcp.md): `POST /mcp` speaks MCP's Streamable HTTP transport through the
- * official SDK's low-level `Server` and its web-standard transport, stateless, with four tools:
- * `search`, `expand`, `providers` and `status`. createGateway loads this module with the first
+ * official SDK's low-level `Server` and its web-standard transport, stateless, with six tools:
+ * `search`, `expand`, `fetch`, `verify`, `providers` and `status`. createGateway loads this module with the first
  * `/mcp` request, so on Workers it is a module of its own that searches never load.
  *
  * Boundary: this module translates between JSON-RPC and the gateway. It plans, ranks, validates
