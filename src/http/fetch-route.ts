@@ -51,8 +51,23 @@ export type FetchCall = CallerAsk & {
 export const UNSIGNED_WARNING =
   "no receipt: this gateway has no signing key (TRACEFETCH_SIGNING_JWK), so nobody can check that this text came from this page";
 
-/** robots.txt answers, one cache per gateway instance (the state object outlives requests). */
-const robotsByGateway = new WeakMap<GatewayState, RobotsCache>();
+/**
+ * What one gateway instance keeps for its fetches, made with its first: the manifest's policy, read
+ * once, and its robots.txt answers (the state object outlives requests).
+ */
+const instances = new WeakMap<
+  GatewayState,
+  { policy: ReturnType<typeof fetchPolicyOf>; robots: RobotsCache }
+>();
+
+function instanceOf(state: GatewayState) {
+  let kept = instances.get(state);
+  if (kept === undefined) {
+    kept = { policy: fetchPolicyOf(state.config.manifest.fetch), robots: createRobotsCache() };
+    instances.set(state, kept);
+  }
+  return kept;
+}
 
 export async function answerFetch(
   state: GatewayState,
@@ -60,7 +75,7 @@ export async function answerFetch(
   call: FetchCall,
 ): Promise<Envelope> {
   const { request, requestId } = call;
-  const policy = fetchPolicyOf(state.config.manifest.fetch);
+  const { policy, robots } = instanceOf(state);
   if (policy === null || ports === null) {
     return problemEnvelope(
       "fetch",
@@ -105,8 +120,6 @@ export async function answerFetch(
       const result = { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) };
       return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
     }
-    let robots = robotsByGateway.get(state);
-    if (robots === undefined) robotsByGateway.set(state, robots = createRobotsCache());
     const outcome = await fetchEvidence(request, policy, {
       resolve: ports.resolve,
       connector: ports.connector,
