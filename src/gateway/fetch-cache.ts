@@ -41,7 +41,11 @@ export class FetchCache {
   async lookup(ask: FetchAsk): Promise<FetchHit | null> {
     const maxAgeMs = ask.max_age_seconds === undefined ? Infinity : ask.max_age_seconds * 1000;
     if (maxAgeMs === 0) return null;
-    const { found } = await this.#cache.lookup(PAGES, identityOf(ask.url, ask), this.#options.shared)
+    const { found } = await this.#cache.lookup(
+      PAGES,
+      identityOf(ask.url, ask),
+      this.#options.shared,
+    )
       .catch(() => ({ found: null }));
     return found === null || found.ageMs > maxAgeMs ? null : found;
   }

@@ -70,7 +70,14 @@ export const StatusToolOutputSchema = toolOutput("status", StatusResultSchema);
 export const FetchToolOutputSchema = toolOutput("fetch", FetchResultSchema);
 export const VerifyToolOutputSchema = toolOutput("verify", VerifyResultSchema);
 
-export const MCP_TOOL_NAMES = ["search", "expand", "fetch", "verify", "providers", "status"] as const;
+export const MCP_TOOL_NAMES = [
+  "search",
+  "expand",
+  "fetch",
+  "verify",
+  "providers",
+  "status",
+] as const;
 export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
 
 export type McpToolSpec = {
