@@ -32,7 +32,9 @@ export const LAYERS = [
     onlyImports: ["src/kit", "src/protocol"],
   },
   { name: "http", folders: ["src/http"] },
-  { name: "gateway", folders: ["src/gateway"] },
+  // The evidence fetch (src/evidence) ranks with the gateway and stays independent of it: the
+  // routes call each, and neither needs the other.
+  { name: "gateway and evidence", folders: ["src/gateway", "src/evidence"] },
   // The settings, read once by a root, and the configuration they resolve into.
   { name: "config", folders: ["src/config"] },
   { name: "shared state", folders: ["src/state"] },

@@ -13,6 +13,7 @@ import { firstEvent, overhead, unloaded } from "./scenario-latency.ts";
 import { sharedState } from "./scenario-shared-state.ts";
 import { answerCache } from "./scenario-answer-cache.ts";
 import { throughput } from "./scenario-throughput.ts";
+import { fetchScenario } from "./scenario-fetch.ts";
 import { profileRun } from "./profile.ts";
 import { notes, type Row, table } from "./report.ts";
 import { startProviders } from "./targets.ts";
@@ -94,6 +95,10 @@ async function main(): Promise<void> {
       step("7 answer cache over Redis");
       rows.push(...await answerCache(urls));
     }
+    if (runs("8")) {
+      step("8 fetching a page");
+      rows.push(...await fetchScenario(urls));
+    }
     console.log(`TraceFetch Edge benchmark: ${header}\n`);
     console.log(table(rows));
     if (details !== "") console.log(`\n${details}`);
@@ -125,6 +130,12 @@ async function main(): Promise<void> {
         "the two cached searches taking turns (the p50 and p99 rows), then each taking turns " +
         "with itself sent with max_age_seconds=0 (every provider asked; the reference and the " +
         "'between asked ones' rows).",
+        "a 100 KB article on 127.0.0.1 and a gateway whose manifest opens that address: the " +
+        "cached fetch and a cached search (one zero-delay provider with cache_ttl_seconds) " +
+        "taking turns over HTTP, 300 each after 30 warm-up rounds, against a gateway started " +
+        "as `npm start` starts it; then 100 uncached fetches (max_age_seconds=0) through a " +
+        "gateway built in this process, each one's CPU (process.cpuUsage, serving the page " +
+        "included) beside extractPage alone on the same page.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;

@@ -14,6 +14,8 @@ import {
   DecisionSchema,
   EnvelopeSchema,
   ExpandResultSchema,
+  FetchRequestSchema,
+  FetchResultSchema,
   GatewayDoctorResultSchema,
   IndexResultSchema,
   MergedEntrySchema,
@@ -24,6 +26,8 @@ import {
   SearchRequestSchema,
   SearchResultSchema,
   StatusResultSchema,
+  VerifyRequestSchema,
+  VerifyResultSchema,
 } from "../src/protocol/mod.ts";
 import { ExpandAskSchema, RefreshAskSchema } from "../src/protocol/action-request-schema.ts";
 import { StreamEventSchema } from "../src/protocol/stream-event-schema.ts";
@@ -58,6 +62,10 @@ const COMPONENTS: Record<string, GenericSchema> = {
   RefreshResult: RefreshResultSchema,
   ExpandResult: ExpandResultSchema,
   IndexResult: IndexResultSchema,
+  FetchRequest: FetchRequestSchema,
+  FetchResult: FetchResultSchema,
+  VerifyRequest: VerifyRequestSchema,
+  VerifyResult: VerifyResultSchema,
 };
 
 const TAGS = [
@@ -65,6 +73,10 @@ const TAGS = [
   {
     name: "providers",
     description: "The providers: what you may search, their state and health, and what one holds.",
+  },
+  {
+    name: "evidence",
+    description: "A page fetched safely as evidence, a receipt the gateway signs, and its check.",
   },
   {
     name: "documents",

@@ -12,6 +12,8 @@ import {
   EnvelopeSchema,
   ExpandRequestSchema,
   ExpandResponseSchema,
+  FetchedEvidenceSchema,
+  FetchRequestSchema,
   HealthRequestSchema,
   HealthResponseSchema,
   ManifestSchema,
@@ -34,6 +36,7 @@ import {
   TRACE_VERSION,
   TraceBatchSchema,
   TraceSchema,
+  VerifyRequestSchema,
 } from "../src/protocol/mod.ts";
 import { genMcpTools } from "./gen-mcp-tools.ts";
 import { JSON_SCHEMA_CONVERSION } from "./json-schema-conversion.ts";
@@ -65,6 +68,9 @@ const SCHEMAS: Record<string, { schema: GenericSchema; title: string }> = {
   "provider-stats-request": { schema: StatsRequestSchema, title: PROVIDER_STATS_REQUEST_VERSION },
   "provider-stats": { schema: StatsResponseSchema, title: PROVIDER_STATS_VERSION },
   "search-request": { schema: SearchRequestSchema, title: "TraceFetch Edge search request" },
+  "fetch-request": { schema: FetchRequestSchema, title: "TraceFetch Edge fetch request" },
+  "verify-request": { schema: VerifyRequestSchema, title: "TraceFetch Edge verify request" },
+  evidence: { schema: FetchedEvidenceSchema, title: "TraceFetch Edge evidence" },
   envelope: { schema: EnvelopeSchema, title: "TraceFetch Edge envelope" },
   trace: { schema: TraceSchema, title: TRACE_VERSION },
   "trace-batch": { schema: TraceBatchSchema, title: TRACE_BATCH_VERSION },

@@ -22,7 +22,7 @@ import {
   SEARCH,
   SEARCH_OK,
 } from "./openapi-answers.ts";
-export type Tag = "search" | "providers" | "documents" | "mcp";
+export type Tag = "search" | "providers" | "evidence" | "documents" | "mcp";
 
 export type OperationSpec = {
   id: string;
@@ -45,6 +45,52 @@ const SEARCH_ABOUT = "Fans the query out to the providers the request selects, r
   "never a stream. Identical searches in flight share one fan-out.";
 
 const MCP_REFUSED: OperationSpec["refusals"] = ["method_not_allowed"];
+
+const FETCH_ABOUT = "Fetches one http(s) page under the manifest's fetch policy (no private " +
+  "network unless opened, every redirect and resolved address checked, robots.txt honoured) " +
+  "and answers its main content as markdown or text, with anchors, links, the SHA-256 of the " +
+  "body and of the text, and a receipt the gateway signs (a compact JWS, checkable with " +
+  "/.well-known/jwks.json). Admitted as a search is; a cached page says `cached` and `age_ms`.";
+
+/** A fetch's refusals once read: its policy, the page, and its admission as a search. */
+const FETCH: EnvelopeCode[] = [
+  "timeout_out_of_range",
+  "fetch_disabled",
+  "url_forbidden",
+  "robots_disallowed",
+  "too_many_redirects",
+  "unsupported_content_type",
+  "fetch_failed",
+  "overloaded",
+  "rate_limited",
+];
+
+const queryParam = (name: string, description: string, schema: Fragment) => ({
+  name,
+  in: "query",
+  required: name === "url",
+  description,
+  schema,
+});
+
+const FETCH_PARAMETERS: Fragment[] = [
+  queryParam("url", "The page: an absolute http: or https: URL.", { type: "string" }),
+  queryParam("format", "`markdown` (the default) or `text`.", {
+    type: "string",
+    enum: ["markdown", "text"],
+  }),
+  queryParam("max_chars", "The most characters of text answered (1 to 200,000).", {
+    type: "string",
+  }),
+  queryParam("max_age_seconds", "The oldest cached page accepted; 0: fetch it now.", {
+    type: "string",
+  }),
+  queryParam("timeout_ms", "The whole fetch's timeout (1 to 60,000).", { type: "string" }),
+  queryParam("include_raw", "`true`: add the body as received, base64.", {
+    type: "string",
+    enum: ["true", "false"],
+  }),
+];
 
 export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete", OperationSpec>>> =
   {
@@ -104,6 +150,41 @@ export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete"
           // An expand counts as a search against the caller's own `caller_limits`.
           "rate_limited",
         ],
+      },
+    },
+    "/v1/fetch": {
+      get: {
+        id: "fetchGet",
+        tag: "evidence",
+        summary: "A page as evidence (GET form)",
+        description: FETCH_ABOUT + " The GET form takes the request's fields as query parameters.",
+        parameters: FETCH_PARAMETERS,
+        ok: okEnvelope("FetchResult", "The page's evidence and its receipt."),
+        refusals: [...READ, ...FETCH, "unknown_field", "null_field", "invalid_utf8"],
+      },
+      post: {
+        id: "fetch",
+        tag: "evidence",
+        summary: "A page as evidence",
+        description: FETCH_ABOUT,
+        requestBody: jsonBody("FetchRequest"),
+        ok: okEnvelope("FetchResult", "The page's evidence and its receipt."),
+        refusals: [...GUARDED, ...BODY, ...FETCH],
+      },
+    },
+    "/v1/verify": {
+      post: {
+        id: "verify",
+        tag: "evidence",
+        summary: "Check a receipt, its text and a quote",
+        description: "Checks a fetch's receipt against this gateway's own keys, the markdown " +
+          "against the receipt's `markdown_sha256`, and the quote (if given) in the markdown, " +
+          "white space and case folded. The verdict (`verified`, `quote_not_found`, " +
+          "`content_mismatch`, `signature_invalid`, `unsigned`) is an answer, `ok: true`; a " +
+          "found quote comes with its lines and the heading it sits under.",
+        requestBody: jsonBody("VerifyRequest"),
+        ok: okEnvelope("VerifyResult", "The verdict."),
+        refusals: [...GUARDED, ...BODY],
       },
     },
     "/v1/refresh": {

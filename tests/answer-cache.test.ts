@@ -228,7 +228,7 @@ describe("a search trace", () => {
     const sink: TraceSink = {
       kind: "file",
       write: (entries) => {
-        for (const entry of entries) traces.push(entry.trace);
+        for (const entry of entries) traces.push(entry.trace as Trace);
         return Promise.resolve();
       },
     };

@@ -250,6 +250,23 @@ describe("import check", () => {
     ]);
   });
 
+  it("keeps the gateway and the evidence fetch, which share a rank, apart both ways", async () => {
+    const { violations } = await check(
+      await fixture({
+        "src/gateway/m.ts": 'import { evidence } from "../evidence/m.ts";\n' +
+          "export const gateway = evidence;\n",
+        "src/evidence/m.ts": "export const evidence = 1;\n",
+        "src/evidence/n.ts": 'import { other } from "../gateway/n.ts";\n' +
+          "export const fetched = other;\n",
+        "src/gateway/n.ts": "export const other = 1;\n",
+      }),
+    );
+    assert.deepEqual(violations.map(describeViolation).sort(), [
+      "layer:evidence-imports-no-sibling: src/evidence/n.ts -> src/gateway/n.ts",
+      "layer:gateway-imports-no-sibling: src/gateway/m.ts -> src/evidence/m.ts",
+    ]);
+  });
+
   it("reports an example provider that imports past the kit and the protocol, or another provider", async () => {
     const { violations } = await check(
       await fixture({
@@ -283,7 +300,7 @@ describe("import check", () => {
       }),
     );
     assert.deepEqual(violations.map(describeViolation), [
-      "layer:gateway-imports-no-higher-layer: src/gateway/m.ts -> providers/corpus/m.ts",
+      "layer:gateway-and-evidence-imports-no-higher-layer: src/gateway/m.ts -> providers/corpus/m.ts",
     ]);
   });
 
@@ -308,7 +325,7 @@ describe("import check", () => {
     );
     assert.deepEqual(violations.map(describeViolation).sort(), [
       "layer:example-providers-imports-no-higher-layer: providers/corpus/up.ts -> bench/target.ts",
-      "layer:gateway-imports-no-higher-layer: src/gateway/m.ts -> bench/target.ts",
+      "layer:gateway-and-evidence-imports-no-higher-layer: src/gateway/m.ts -> bench/target.ts",
     ]);
   });
 

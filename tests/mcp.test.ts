@@ -276,7 +276,7 @@ describe(
         ["--input-type=module", "-e", snippet.replaceAll("http://127.0.0.1:8787", gateway.url)],
         { cwd: new URL("../", import.meta.url), env, timeout: 30_000 },
       );
-      assert.match(stdout, /^tools: search, expand, providers, status\n/);
+      assert.match(stdout, /^tools: search, expand, fetch, verify, providers, status\n/);
       assert.match(stdout, /\nsearch: ok \(action none\)\n"deadline": 5 results/);
       assert.match(stdout, /\nok: true\n$/);
     });

@@ -234,6 +234,12 @@ const DESIGN_TABLE: Record<string, Row> = {
   locator_expired: usage(410),
   action_unsupported: usage(400),
   provider_failed: [4, "server_error", "report", 502],
+  fetch_disabled: [3, "client_error", "check_access", 403],
+  url_forbidden: usage(403),
+  robots_disallowed: usage(403),
+  too_many_redirects: usage(422),
+  unsupported_content_type: usage(422),
+  fetch_failed: [4, "server_error", "report", 502],
 };
 
 describe("envelope code table", () => {
@@ -258,7 +264,7 @@ describe("envelope code table", () => {
     }
   });
 
-  it("says retry for all_providers_failed when a failure was retryable, report otherwise", () => {
+  it("says retry for all_providers_failed, provider_failed and fetch_failed when a failure was retryable, report otherwise", () => {
     const rowOf = (r: CodeRow) => [r.exit, r.status, r.action, r.retryable, r.http];
     assert.deepEqual(rowOf(codeRow("all_providers_failed", true)), [
       4,
@@ -275,6 +281,13 @@ describe("envelope code table", () => {
       503,
     ]);
     assert.deepEqual(rowOf(codeRow("provider_failed", true)), [
+      4,
+      "server_error",
+      "retry",
+      true,
+      502,
+    ]);
+    assert.deepEqual(rowOf(codeRow("fetch_failed", true)), [
       4,
       "server_error",
       "retry",

@@ -47,6 +47,8 @@ export async function startEmbeddedDefault(listen: Listen, host = "127.0.0.1"): 
       providers,
       tiers: { fast: { cost_ceiling_micros: 0 }, balanced: { cost_ceiling_micros: 20_000 } },
       default_tier: "balanced",
+      // Public pages only: private ranges stay closed until an operator lists them.
+      fetch: {},
     },
     close: () => Promise.all(servers.map((s) => s.close())).then(() => {}),
   };

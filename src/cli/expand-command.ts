@@ -42,7 +42,7 @@ export async function expandCommand(args: string[], ctx: CliContext): Promise<Re
 
 export function renderExpand(envelope: Envelope, paint: Paint): string {
   const result = envelope.result;
-  if (result === undefined || !("evidence" in result)) return "";
+  if (result === undefined || !("evidence" in result) || !("provider" in result)) return "";
   const { evidence } = result;
   const chars = Array.from(evidence.text);
   const shown = chars.slice(0, EXPAND_PREVIEW_CHARS).join("");

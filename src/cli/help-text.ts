@@ -10,6 +10,8 @@ commands:
   status               the gateway's status
   doctor               check the configuration and the gateway, listing every problem
   expand               the evidence behind a search result's locator
+  fetch URL            a page as evidence (markdown, hashes, a signed receipt); --out DIR a bundle
+  verify DIR           check a bundle offline: receipt, text, raw body and --quote TEXT
   connect URL          save the gateway URL and which variable holds its token
   schema NAME          print a JSON Schema (envelope, search-request, provider-manifest, ...)
   validate MANIFEST    check a provider manifest offline
@@ -59,6 +61,29 @@ export const HELP: Record<string, string> = {
   the evidence behind a locator (POST /v1/expand), from the provider that found it: take PROVIDER
   from a search result's found_by and LOCATOR from its locator. Shows the title and the start of
   the text; --json prints the envelope with the whole text.
+`,
+  fetch: `usage: tracefetch fetch URL [options]
+
+  a page as evidence (POST /v1/fetch): its main content as markdown, anchors, links, the SHA-256
+  of the body and of the text, and a receipt the gateway signs. Shows the title and the start of
+  the text; --json prints the envelope.
+  --format text        the same content with no markup (default markdown)
+  --max-chars N        the most characters of text answered, 1..200000 (default 20000)
+  --max-age-seconds N  the oldest cached page to accept, 0..86400; 0 fetches it now
+  --timeout-ms N       the fetch's timeout, 1..60000 (default 10000)
+  --out DIR            write a bundle: raw.<ext> (the body as received), normalized.md,
+                       anchors.jsonl, links.json, receipt.json and the gateway's jwks.json
+  --gateway URL        the gateway to ask (else the saved connection, else http://127.0.0.1:8787)
+  --json               print the envelope (one JSON object) and exit with its exit_code
+`,
+  verify: `usage: tracefetch verify DIR [--quote TEXT] [--jwks FILE] [--json]
+
+  checks a bundle tracefetch fetch --out wrote, with no network: the receipt's signature against
+  DIR/jwks.json (the gateway's keys, saved when the bundle was written) or the JWK Set in FILE,
+  normalized.md against markdown_sha256, raw.<ext> against source_sha256, and TEXT in the text
+  (white space and case folded). The verdict: verified, quote_not_found, content_mismatch,
+  signature_invalid or unsigned; the envelope is ok whatever it says: read result.verdict.
+  --jwks FILE          a JWK Set you fetched yourself from a gateway you trust
 `,
   connect: `usage: tracefetch connect URL [--token-env VAR] [--yes] [--json]
 

@@ -15,6 +15,7 @@
  * - Progress, questions and problems go to stderr; colour only on a terminal and never with
  *   NO_COLOR.
  */
+import { parseCidr } from "../io/ip-rules.ts";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { createInterface } from "node:readline/promises";
@@ -46,6 +47,14 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
   expand: {
     command: "expand",
     load: async () => (await import("./expand-command.ts")).expandCommand,
+  },
+  fetch: {
+    command: "fetch",
+    load: async () => (await import("./fetch-command.ts")).fetchCommand,
+  },
+  verify: {
+    command: "verify",
+    load: async () => (await import("./verify-command.ts")).verifyCommand,
   },
   connect: {
     command: "connect",
@@ -225,7 +234,7 @@ function processContext(machine: boolean): CliContext {
   return {
     env,
     // The one place the CLI parses the gateway's settings, for the commands that ask.
-    settings: (overrides = {}) => readSettings({ ...env, ...overrides }),
+    settings: (overrides = {}) => readSettings({ ...env, ...overrides }, { parseCidr }),
     machine,
     requestId: crypto.randomUUID(),
     stdin: () => Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>,

@@ -6,6 +6,7 @@ import { open } from "node:fs/promises";
 import type { EnvelopeCode } from "../protocol/codes.ts";
 import { MAX_MANIFEST_BYTES } from "../protocol/limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
+import { parseCidr } from "../io/ip-rules.ts";
 import { type ManifestIssue, parseManifestText } from "../protocol/validate-manifest.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
 import { ConfigError } from "../protocol/config-error.ts";
@@ -67,7 +68,7 @@ export async function readManifestFile(path: string, from = "the command line"):
 
 /** The gateway's own check (parseManifestText); text that is not JSON at all is `invalid_json`. */
 export function checkManifestText(text: string, allowLoopback: boolean): ManifestCheck {
-  const parsed = parseManifestText(text, { allowLoopback });
+  const parsed = parseManifestText(text, { allowLoopback, parseCidr });
   if (parsed.ok) return { ok: true, manifest: parsed.manifest, text };
   return {
     ok: false,

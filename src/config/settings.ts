@@ -31,6 +31,7 @@ import {
 } from "../protocol/trace-limits.ts";
 import type { Manifest } from "../protocol/manifest-schema.ts";
 import {
+  type ManifestOptions,
   manifestRefusal,
   parseManifestText,
   validateManifest,
@@ -234,14 +235,21 @@ export const BOOLEAN_VARIABLES = [
 ] as const;
 
 /**
+ * What reads a manifest's fields that this layer does not parse itself. The root hands in
+ * src/io/ip-rules.ts's parseCidr (the worker loads it on demand, keeping ipaddr.js out of its main
+ * module); without it, a manifest whose `fetch` block lists ranges is refused, never taken unchecked.
+ */
+export type ManifestReaders = { parseCidr?: (text: string) => unknown };
+
+/**
  * Parses every variable once; throws ConfigError naming the first one that is not understood.
  * Call it at a composition root, once.
  */
-export function readSettings(env: Env): ReadSettings {
+export function readSettings(env: Env, readers: ManifestReaders = {}): ReadSettings {
   const parsed = parseEnv(env);
   return {
     env: parsed,
-    withManifest: (input) => settingsWith(parsed, input, env),
+    withManifest: (input) => settingsWith(parsed, input, env, readers),
   };
 }
 
@@ -306,9 +314,16 @@ function parseEnv(env: Env): EnvSettings {
 }
 
 /** The settings with the manifest the root loaded: validated, and the secrets it names read. */
-function settingsWith(parsed: EnvSettings, input: ManifestInput, env: Env): Settings {
+function settingsWith(
+  parsed: EnvSettings,
+  input: ManifestInput,
+  env: Env,
+  readers: ManifestReaders,
+): Settings {
   const allowLoopback = input.loopback === true || parsed.allowLoopback;
-  const manifest = "validated" in input ? input.validated : checkedManifest(input, allowLoopback);
+  const manifest = "validated" in input
+    ? input.validated
+    : checkedManifest(input, { ...readers, allowLoopback });
   const secrets = new Map<string, string>();
   for (const spec of manifest.providers) {
     if (spec.auth.type !== "bearer") continue;
@@ -331,11 +346,11 @@ function settingsWith(parsed: EnvSettings, input: ManifestInput, env: Env): Sett
 
 function checkedManifest(
   input: { text: string } | { value: unknown },
-  allowLoopback: boolean,
+  options: ManifestOptions,
 ): Manifest {
   const checked = "text" in input
-    ? parseManifestText(input.text, { allowLoopback })
-    : validateManifest(input.value, { allowLoopback });
+    ? parseManifestText(input.text, options)
+    : validateManifest(input.value, options);
   if (!checked.ok) throw new ConfigError(manifestRefusal(checked.issues));
   return checked.manifest;
 }

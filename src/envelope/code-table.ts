@@ -139,16 +139,39 @@ export const CODES = {
     retryable: false,
     http: 502,
   },
+  // The operator has not turned fetching on (no `fetch` block in the manifest): no request fixes it.
+  fetch_disabled: access,
+  // The URL, a redirect's Location or an address its host resolves to is refused by the fetch
+  // policy (scheme, credentials, a non-global address, a denied domain): ask for another page.
+  url_forbidden: usage(403),
+  // The site's robots.txt disallows the page for the gateway's user agent; the page was not asked.
+  robots_disallowed: usage(403),
+  // More than 5 redirects, or a loop: the page cannot be reached as given.
+  too_many_redirects: usage(422),
+  // The page is not HTML, XHTML, plain text or markdown.
+  unsupported_content_type: usage(422),
+  // The page's server failed (5xx, 4xx) or could not be reached; like provider_failed, retryable
+  // with action `retry` when its failure was (see codeRow).
+  fetch_failed: {
+    exit: 4,
+    status: "server_error",
+    action: "report",
+    retryable: false,
+    http: 502,
+  },
 } as const satisfies Record<EnvelopeCode, CodeRow>;
 
 /**
- * The row for a code, adjusted where it depends on the search: `all_providers_failed` and
- * `provider_failed` are retryable, with action `retry`, when any failed attempt was
- * (docs/envelope.md).
+ * The row for a code, adjusted where it depends on the search: `all_providers_failed`,
+ * `provider_failed` and `fetch_failed` are retryable, with action `retry`, when any failed attempt
+ * was (docs/envelope.md).
  */
 export function codeRow(code: EnvelopeCode, anyRetryable = false): CodeRow {
   const row: CodeRow = CODES[code];
-  if ((code === "all_providers_failed" || code === "provider_failed") && anyRetryable) {
+  if (
+    (code === "all_providers_failed" || code === "provider_failed" || code === "fetch_failed") &&
+    anyRetryable
+  ) {
     return { ...row, action: "retry", retryable: true };
   }
   return row;

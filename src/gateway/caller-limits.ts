@@ -73,6 +73,6 @@ function limitMet(
   micros: number,
 ): string {
   return verdict.limit === "searches_per_minute"
-    ? `you reached your own limit of ${perMinute} searches a minute (caller_limits.searches_per_minute, expands included)`
+    ? `you reached your own limit of ${perMinute} searches a minute (caller_limits.searches_per_minute, expands and fetches included)`
     : `this search (${micros} micros) would take you past your own limit of ${perDay} micros a day (caller_limits.cost_micros_per_day)`;
 }

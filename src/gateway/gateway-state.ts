@@ -38,6 +38,7 @@ import { type ProbeHost, runProbe } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
 import { lazy } from "../core/lazy-module.ts";
 import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
+import { PageFetching } from "./page-fetching.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 const loadActionRun = lazy(() => import("./action-run.ts"));
@@ -63,12 +64,15 @@ export class GatewayState {
   readonly mining: MiningGate | null;
   /** Providers' answers kept for `cache_ttl_seconds` (docs/envelope.md, "Cached answers"). */
   readonly #caching: AnswerCaching;
+  /** Page fetches (docs/envelope.md, "Fetching a page"): their admission, cache and verify. */
+  readonly fetching: PageFetching;
 
   constructor(readonly config: ResolvedConfig) {
     this.#links = new ProviderLinks(config);
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#caching = new AnswerCaching(config);
     this.#searches = new Slots(config.maxInflight);
+    this.fetching = new PageFetching(config, this.#searches);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
       ? new Descriptions(config.now, (spec) => this.#links.client(spec), config.state)

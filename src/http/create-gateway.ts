@@ -31,6 +31,8 @@ import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
 import { lazy } from "../core/lazy-module.ts";
+import type { FetchAsk, Parsed } from "../protocol/fetch-request.ts";
+import type { EvidencePorts } from "./fetch-route.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -49,11 +51,18 @@ function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Re
 /** The expand and refresh parsers, loaded with the first of either: searches never need them. */
 const loadActionRequests = lazy(() => import("../protocol/action-request.ts"));
 
+/** The fetch and verify routes (fetch-route.ts), loaded with the first of either. */
+const loadFetchRoute = lazy(() => import("./fetch-route.ts"));
+
 /** The MCP endpoint (docs/mcp.md), loaded with the first `/mcp` request: its own module on Workers. */
 const loadMcp = lazy(() => import("./mcp/mcp-endpoint.ts"));
 
-export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
+/** The runtime's ports, and how it reaches pages (src/evidence); without that, fetch is off. */
+export type GatewayPorts = Ports & { evidence?: EvidencePorts | undefined };
+
+export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(settings, ports));
+  const evidence = ports.evidence ?? null;
   const app = new Hono<GatewayEnv>();
 
   app.use("*", async (c, next) => {
@@ -77,6 +86,10 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
     // Hono answers HEAD with its GET route; a HEAD search would contact every provider for nothing.
     if (c.req.raw.method === "HEAD" && path === "/v1/search") {
       return notAllowed(c, "search", "GET, POST");
+    }
+    // Nor a HEAD fetch reach out to a page.
+    if (c.req.raw.method === "HEAD" && path === "/v1/fetch") {
+      return notAllowed(c, "fetch", "GET, POST");
     }
     await next();
   });
@@ -190,10 +203,65 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       (ask) => state.refresh(ask),
     ),
   );
+  /** A fetch read from either form: answered by fetch-route.ts once admitted. */
+  const fetchPage = async (c: Context<GatewayEnv>, parsed: Parsed<FetchAsk>) => {
+    const requestId = c.get("requestId");
+    if (!parsed.ok) {
+      const { code, message, field } = parsed.problem;
+      return problemResponse("fetch", code, requestId, message, field);
+    }
+    const { answerFetch } = await loadFetchRoute();
+    return envelopeResponse(
+      await answerFetch(state, evidence, {
+        request: parsed.request,
+        caller: c.get("caller"),
+        client: c.get("clientAddress"),
+        requestId,
+        signal: c.req.raw.signal,
+        later: afterAnswer(c),
+      }),
+    );
+  };
+  app.post("/v1/fetch", async (c) => {
+    const read = await jsonBody(c, "fetch");
+    if (read instanceof Response) return read;
+    return fetchPage(c, (await loadFetchRoute()).parseFetchRequestText(read));
+  });
+  app.get(
+    "/v1/fetch",
+    async (c) => fetchPage(c, (await loadFetchRoute()).fetchRequestFromQuery(new URL(c.req.url))),
+  );
+  app.post("/v1/verify", async (c) => {
+    const requestId = c.get("requestId");
+    const read = await jsonBody(c, "verify");
+    if (read instanceof Response) return read;
+    const { answerVerify, parseVerifyRequestText } = await loadFetchRoute();
+    const parsed = parseVerifyRequestText(read);
+    if (!parsed.ok) {
+      const { code, message, field } = parsed.problem;
+      return problemResponse("verify", code, requestId, message, field);
+    }
+    return envelopeResponse(await answerVerify(state, parsed.request, requestId));
+  });
+
+  /** A JSON body as text, or the answer refusing it (media type, size, deadline, UTF-8). */
+  async function jsonBody(c: Context<GatewayEnv>, command: Command): Promise<string | Response> {
+    const requestId = c.get("requestId");
+    const media = checkMediaType(c.req.header("content-type"));
+    if (!media.ok) {
+      return problemResponse(command, media.problem.code, requestId, media.problem.message);
+    }
+    const bytes = await readBody(c, command);
+    if (bytes instanceof Response) return bytes;
+    const text = decodeUtf8(bytes);
+    return text ??
+      problemResponse(command, "invalid_utf8", requestId, "the body is not valid UTF-8");
+  }
+
   app.post("/mcp", async (c) => {
     const bytes = await readBody(c, "unknown");
     if (bytes instanceof Response) return bytes;
-    return (await loadMcp()).answerMcp(c, state, bytes);
+    return (await loadMcp()).answerMcp(c, state, bytes, evidence);
   });
   app.get("/v1/search", (c) => {
     const read = requestFromQuery(new URL(c.req.url));

@@ -48,6 +48,22 @@ export const ROUTES: readonly Route[] = [
     answers: "the evidence behind a locator: POST {provider, locator}, provider from found_by",
   },
   {
+    pattern: "/v1/fetch",
+    path: "/v1/fetch",
+    command: "fetch",
+    allow: SEARCH_METHODS,
+    answers:
+      "a page as evidence: GET ?url=... or POST {url}; markdown, anchors, hashes and a signed receipt",
+  },
+  {
+    pattern: "/v1/verify",
+    path: "/v1/verify",
+    command: "verify",
+    allow: "POST",
+    answers:
+      "checks a fetch's receipt, the markdown it covers and a quote: POST {receipt, markdown, quote}",
+  },
+  {
     pattern: "/v1/refresh",
     path: "/v1/refresh",
     command: "refresh",
@@ -82,7 +98,7 @@ export const ROUTES: readonly Route[] = [
     command: "unknown",
     allow: "POST",
     answers:
-      "MCP (Streamable HTTP, stateless): the tools search, expand, providers and status, in JSON-RPC",
+      "MCP (Streamable HTTP, stateless): the tools search, expand, fetch, verify, providers and status, in JSON-RPC",
   },
   {
     pattern: "/schemas/:file",
@@ -96,7 +112,8 @@ export const ROUTES: readonly Route[] = [
     path: "/.well-known/jwks.json",
     command: "unknown",
     allow: READ_METHODS,
-    answers: "the public keys providers verify gateway tokens with, as a raw JWK Set",
+    answers:
+      "the public keys providers verify gateway tokens with, and anyone a fetch receipt, as a raw JWK Set",
   },
   {
     pattern: "/page/:file",

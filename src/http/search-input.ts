@@ -121,7 +121,7 @@ function unknownParam(name: string): string {
   }; GET /v1/search takes ${listOf(params)}`;
 }
 
-type DecodedQuery =
+export type DecodedQuery =
   | { ok: true; params: Array<[string, string]> }
   | { ok: false; name: string | null };
 
@@ -131,7 +131,7 @@ type DecodedQuery =
  * decodes the percent-decoded bytes as strict UTF-8: URLSearchParams would turn `%FF` into U+FFFD
  * and search for that, where the same byte in a POST body is refused.
  */
-function decodeQuery(search: string): DecodedQuery {
+export function decodeQuery(search: string): DecodedQuery {
   const params: Array<[string, string]> = [];
   for (const pair of search.replace(/^\?/, "").split("&")) {
     if (pair === "") continue;

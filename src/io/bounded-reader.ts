@@ -39,6 +39,57 @@ export async function readBounded(
   return { ok: true, bytes: concatBytes(chunks) };
 }
 
+/**
+ * What readPrefix read: the body whole, or its first `cap` bytes with `truncated` (for a page, where
+ * the beginning is worth keeping), or `aborted` when the signal fired first.
+ */
+export type PrefixRead =
+  | { ok: true; bytes: Uint8Array; truncated: boolean }
+  | { ok: false; reason: "aborted" };
+
+/**
+ * Reads at most `cap` bytes and cancels the source there, or when `signal` aborts (a body that
+ * never ends stops at its deadline). Stream errors propagate to the caller, which classifies them.
+ */
+export async function readPrefix(
+  body: ReadableStream<Uint8Array> | null,
+  cap: number,
+  signal: AbortSignal,
+): Promise<PrefixRead> {
+  if (signal.aborted) {
+    await body?.cancel("aborted").catch(() => {});
+    return { ok: false, reason: "aborted" };
+  }
+  if (body === null) return { ok: true, bytes: new Uint8Array(0), truncated: false };
+  const reader = body.getReader();
+  // Cancelling settles a pending read as done, so an abort ends the loop below.
+  const stop = () => void reader.cancel("aborted").catch(() => {});
+  signal.addEventListener("abort", stop, { once: true });
+  const chunks: Uint8Array[] = [];
+  let read = 0;
+  let truncated = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || signal.aborted) break;
+      if (read + value.byteLength > cap) {
+        chunks.push(value.subarray(0, cap - read));
+        read = cap;
+        truncated = true;
+        await reader.cancel("over the byte cap").catch(() => {});
+        break;
+      }
+      read += value.byteLength;
+      chunks.push(value);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    reader.releaseLock();
+  }
+  if (signal.aborted) return { ok: false, reason: "aborted" };
+  return { ok: true, bytes: concatBytes(chunks), truncated };
+}
+
 /** The chunks as one array; a single chunk is returned as it is, without a copy. */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
   if (chunks.length === 1) return chunks[0] as Uint8Array;

@@ -148,6 +148,13 @@ export const ENVELOPE_CODES = [
   "locator_expired",
   "action_unsupported",
   "provider_failed",
+  // fetching a page (docs/envelope.md, "Codes"; docs/security.md, "Fetching pages")
+  "fetch_disabled",
+  "url_forbidden",
+  "robots_disallowed",
+  "too_many_redirects",
+  "unsupported_content_type",
+  "fetch_failed",
 ] as const;
 export type EnvelopeCode = (typeof ENVELOPE_CODES)[number];
 
@@ -179,6 +186,8 @@ export const COMMANDS = [
   "providers",
   "expand",
   "refresh",
+  "fetch",
+  "verify",
   "schema",
   "validate",
   "conformance",
@@ -197,6 +206,18 @@ export const EVIDENCE_STATES = [
   "candidate-only",
 ] as const;
 export type EvidenceState = (typeof EVIDENCE_STATES)[number];
+
+/** What a fetch answers as its main content (docs/envelope.md, "Fetching a page"). */
+export const FETCH_FORMATS = ["markdown", "text"] as const;
+export type FetchFormat = (typeof FETCH_FORMATS)[number];
+
+/**
+ * How a fetched page's text was made: `markdown_served` (the site answered text/markdown, used as
+ * served), `text_served` (text/plain, used as served), `extracted` (HTML or XHTML, its main content
+ * extracted and turned into markdown).
+ */
+export const EVIDENCE_ROUTES = ["markdown_served", "text_served", "extracted"] as const;
+export type EvidenceRoute = (typeof EVIDENCE_ROUTES)[number];
 
 /** Names that mean the built-in providers; a manifest entry with one of them and no endpoint runs in process. */
 export const BUILTIN_NAMES = ["workspace", "exa", "github"] as const;

@@ -19,6 +19,7 @@ import {
   TIMEOUT_BUDGETS,
 } from "./codes.ts";
 import { ReplayResultSchema } from "./replay-result-schema.ts";
+import { FetchResultSchema, VerifyResultSchema } from "./evidence-schema.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** A moment as RFC 3339 in UTC, as `Date.prototype.toISOString` writes it. */
@@ -362,6 +363,8 @@ export const EnvelopeSchema = v.strictObject({
       GatewayDoctorResultSchema,
       RefreshResultSchema,
       ReplayResultSchema,
+      FetchResultSchema,
+      VerifyResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),

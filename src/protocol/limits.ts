@@ -1,6 +1,7 @@
 /**
  * Every bound of the gateway, its CLI and its kit, each with the reason for its value; those of
- * one topic are beside this file (admission-limits.ts, state-limits.ts, trace-limits.ts). No other
+ * one topic are beside this file (admission-limits.ts, state-limits.ts, trace-limits.ts,
+ * fetch-limits.ts). No other
  * file under src/ holds a literal limit: import it from these, so a reviewer sees all of them in
  * one place. The example providers under providers/ stand for outside authors and keep their own
  * bounds beside their code.

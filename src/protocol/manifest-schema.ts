@@ -20,6 +20,7 @@ import {
   MAX_PROVIDER_WEIGHT,
 } from "./limits.ts";
 import { SENSITIVITIES } from "./codes.ts";
+import { MAX_FETCH_POLICY_ENTRIES } from "./fetch-limits.ts";
 
 export const MANIFEST_VERSION = "tracefetch.providers.v1";
 
@@ -76,7 +77,7 @@ export const TierSchema = v.strictObject({
  * is a token's `sub`, else the client address. Each limit is optional: absent, unbounded.
  */
 export const CallerLimitsSchema = v.strictObject({
-  /** Searches (expands included) in any 60 s, a sliding log. */
+  /** Searches (expands and fetches included) in any 60 s, a sliding log. */
   searches_per_minute: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_CALLER_SEARCHES_PER_MINUTE)),
   ),
@@ -87,12 +88,43 @@ export const CallerLimitsSchema = v.strictObject({
 });
 export type CallerLimits = v.InferOutput<typeof CallerLimitsSchema>;
 
+/**
+ * A domain of the fetch policy, lowercase ASCII (an internationalised name in its `xn--` form): it
+ * stands for itself and every name under it.
+ */
+export const DOMAIN_PATTERN =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+const Domains = v.pipe(
+  v.array(v.pipe(v.string(), v.regex(DOMAIN_PATTERN))),
+  v.maxLength(MAX_FETCH_POLICY_ENTRIES),
+);
+
+/**
+ * Fetching pages (docs/security.md, "Fetching pages"): present, `/v1/fetch` answers; absent, it
+ * answers `fetch_disabled`. Every field is optional; an empty block fetches public pages only.
+ */
+export const FetchBlockSchema = v.strictObject({
+  /** Private ranges (CIDR, or one address) pages may be fetched from, e.g. an intranet's. */
+  allow_private_cidrs: v.optional(
+    v.pipe(v.array(v.string()), v.maxLength(MAX_FETCH_POLICY_ENTRIES)),
+    [],
+  ),
+  /** Domains never fetched (with every name under them), even when allow_domains lists them. */
+  deny_domains: v.optional(Domains, []),
+  /** When not empty, the only domains fetched (with every name under them). */
+  allow_domains: v.optional(Domains, []),
+});
+/** The fetch block as written, defaults applied; src/evidence reads the ranges into a policy. */
+export type FetchBlock = v.InferOutput<typeof FetchBlockSchema>;
+
 export const ManifestSchema = v.strictObject({
   schema_version: v.literal(MANIFEST_VERSION),
   providers: v.array(ProviderEntrySchema),
   tiers: v.optional(v.record(Name, TierSchema)),
   default_tier: v.optional(Name),
   caller_limits: v.optional(CallerLimitsSchema),
+  fetch: v.optional(FetchBlockSchema),
 });
 
 type ParsedEntry = v.InferOutput<typeof ProviderEntrySchema>;
@@ -112,4 +144,6 @@ export type Manifest = {
   default_tier: string | null;
   /** Absent: no caller is limited. */
   caller_limits?: CallerLimits;
+  /** Absent: fetching pages is off (`fetch_disabled`). */
+  fetch?: FetchBlock;
 };

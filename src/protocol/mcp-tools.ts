@@ -19,6 +19,8 @@ import {
   StatusResultSchema,
 } from "./envelope-schema.ts";
 import { SearchRequestSchema } from "./search-request.ts";
+import { FetchRequestSchema, VerifyRequestSchema } from "./fetch-request.ts";
+import { FetchResultSchema, VerifyResultSchema } from "./evidence-schema.ts";
 import { MAX_LOCATOR_CHARS, MAX_NAME_CHARS } from "./limits.ts";
 
 /** The envelope's header: every field but the command, the result and the mining block. */
@@ -65,7 +67,17 @@ export const NoInputSchema = v.strictObject({});
 export const ProvidersToolOutputSchema = toolOutput("providers", ProvidersResultSchema);
 export const StatusToolOutputSchema = toolOutput("status", StatusResultSchema);
 
-export const MCP_TOOL_NAMES = ["search", "expand", "providers", "status"] as const;
+export const FetchToolOutputSchema = toolOutput("fetch", FetchResultSchema);
+export const VerifyToolOutputSchema = toolOutput("verify", VerifyResultSchema);
+
+export const MCP_TOOL_NAMES = [
+  "search",
+  "expand",
+  "fetch",
+  "verify",
+  "providers",
+  "status",
+] as const;
 export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
 
 export type McpToolSpec = {
@@ -96,6 +108,24 @@ export const MCP_TOOLS: readonly McpToolSpec[] = [
     input: ExpandToolInputSchema,
     output: ExpandToolOutputSchema,
     openWorld: true,
+  },
+  {
+    name: "fetch",
+    title: "Fetch a page as evidence",
+    description:
+      "Fetch one http(s) page through the gateway, safely (no private networks, robots.txt honoured), and get its main content as markdown (or plain text with format: text), its anchors (one per heading, with lines) and links, the SHA-256 of the body and of the markdown, and a receipt the gateway signed. Fields as in POST /v1/fetch. The text shows the markdown cut to 4,000 characters; structuredContent is the envelope with all of it. To cite the page, keep the receipt and the markdown and check a quote with verify.",
+    input: FetchRequestSchema,
+    output: FetchToolOutputSchema,
+    openWorld: true,
+  },
+  {
+    name: "verify",
+    title: "Verify a quote against a receipt",
+    description:
+      "Check that a receipt from fetch was signed by this gateway, that markdown is the text it covers, and that a quote is in it (white space and case folded). The verdict is verified, quote_not_found, content_mismatch, signature_invalid or unsigned; a found quote comes with its lines and heading.",
+    input: VerifyRequestSchema,
+    output: VerifyToolOutputSchema,
+    openWorld: false,
   },
   {
     name: "providers",

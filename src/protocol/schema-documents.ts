@@ -28,6 +28,9 @@ import providerStatsRequest from "../../schemas/provider-stats-request.json" wit
 };
 import providerStats from "../../schemas/provider-stats.json" with { type: "json" };
 import searchRequest from "../../schemas/search-request.json" with { type: "json" };
+import fetchRequest from "../../schemas/fetch-request.json" with { type: "json" };
+import verifyRequest from "../../schemas/verify-request.json" with { type: "json" };
+import evidence from "../../schemas/evidence.json" with { type: "json" };
 import trace from "../../schemas/trace.json" with { type: "json" };
 import traceBatch from "../../schemas/trace-batch.json" with { type: "json" };
 
@@ -47,6 +50,9 @@ const documents = {
   "provider-stats-request": providerStatsRequest,
   "provider-stats": providerStats,
   "search-request": searchRequest,
+  "fetch-request": fetchRequest,
+  "verify-request": verifyRequest,
+  evidence,
   trace,
   "trace-batch": traceBatch,
 } satisfies Record<SchemaName, unknown>;

@@ -19,6 +19,9 @@ export const SCHEMA_NAMES = [
   "provider-stats-request",
   "provider-stats",
   "search-request",
+  "fetch-request",
+  "verify-request",
+  "evidence",
   "trace",
   "trace-batch",
 ] as const;

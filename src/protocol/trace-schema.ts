@@ -5,7 +5,14 @@
  * found are HMAC-SHA-256 values unless the operator opts in to their text.
  */
 import * as v from "valibot";
-import { ATTEMPT_CODES, ATTEMPT_OUTCOMES, SENSITIVITIES, SKIP_REASONS } from "./codes.ts";
+import {
+  ATTEMPT_CODES,
+  ATTEMPT_OUTCOMES,
+  ENVELOPE_CODES,
+  FETCH_FORMATS,
+  SENSITIVITIES,
+  SKIP_REASONS,
+} from "./codes.ts";
 import { SearchFiltersSchema } from "./search-filters.ts";
 import { TRACE_BATCH_VERSION, TRACE_VERSION } from "./trace-version.ts";
 
@@ -66,8 +73,34 @@ export const TraceSchema = v.strictObject({
 });
 export type Trace = v.InferOutput<typeof TraceSchema>;
 
+/**
+ * A fetched page's trace (docs/security.md, "Search traces"): who asked, the page's host, and how
+ * the fetch ended. The URL itself (its path and query can name what a caller reads) only with
+ * TRACEFETCH_TRACE_RAW_LOCATORS, else as its HMAC when a secret is set; never the page's text.
+ */
+export const FetchTraceSchema = v.strictObject({
+  schema_version: v.literal(TRACE_VERSION),
+  kind: v.literal("fetch"),
+  request_id: v.string(),
+  time: v.pipe(v.string(), v.isoTimestamp()),
+  caller: v.strictObject({ authenticated: v.boolean(), sub_hmac: v.optional(v.string()) }),
+  fetch: v.strictObject({
+    /** The host of the page read (the final URL's), or of the URL asked for when none was read. */
+    host: v.string(),
+    url: v.optional(v.string()),
+    url_hmac: v.optional(v.string()),
+    format: v.picklist(FETCH_FORMATS),
+    code: v.picklist(ENVELOPE_CODES),
+    status_code: v.optional(Int),
+    cached: v.boolean(),
+    bytes: v.optional(Int),
+    latency_ms: Int,
+  }),
+});
+export type FetchTrace = v.InferOutput<typeof FetchTraceSchema>;
+
 /** One sink write: a webhook's JWS payload, and what replay also reads as one line. */
 export const TraceBatchSchema = v.strictObject({
   schema_version: v.literal(TRACE_BATCH_VERSION),
-  traces: v.array(TraceSchema),
+  traces: v.array(v.union([TraceSchema, FetchTraceSchema])),
 });

@@ -2,7 +2,7 @@
  * Where traces go: one sink per gateway, chosen by configuration. The gateway builds the webhook
  * sink itself; a runtime hands it the file sink (Node, Deno) or the Queue sink (Workers).
  */
-import type { Trace } from "./trace-schema.ts";
+import type { FetchTrace, Trace } from "./trace-schema.ts";
 
 export type SinkKind = "file" | "webhook" | "queue";
 
@@ -10,7 +10,7 @@ export type SinkKind = "file" | "webhook" | "queue";
  * A trace with its JSON, serialised once, and that JSON's size in UTF-8 bytes: batches are sized by
  * it and sinks write the JSON as it is.
  */
-export type TraceEntry = { trace: Trace; json: string; bytes: number };
+export type TraceEntry = { trace: Trace | FetchTrace; json: string; bytes: number };
 
 export type TraceSink = {
   readonly kind: SinkKind;

@@ -9,6 +9,8 @@ import { didYouMean } from "./did-you-mean.ts";
 import {
   BINDING_PATTERN,
   CallerLimitsSchema,
+  DOMAIN_PATTERN,
+  FetchBlockSchema,
   type Manifest,
   ManifestSchema,
   NAME_PATTERN,
@@ -34,6 +36,12 @@ export type ManifestResult =
 export type ManifestOptions = {
   /** Permit `http:` endpoints on loopback hosts (the embedded default, or TRACEFETCH_ALLOW_LOOPBACK=1). */
   allowLoopback: boolean;
+  /**
+   * Reads one entry of `fetch.allow_private_cidrs`, null when it is not a range: src/io/ip-rules.ts's
+   * parseCidr, handed down by the caller since this layer sits below src/io. Without it, a fetch
+   * block that lists ranges is refused rather than taken unchecked.
+   */
+  parseCidr?: (text: string) => unknown;
 };
 
 /** One issue as a line: the provider, the field, and what is wrong with it. */
@@ -132,11 +140,31 @@ export function validateManifest(input: unknown, options: ManifestOptions): Mani
       message: `names "${defaultTier}", which is not in tiers`,
     });
   }
+  const fetch = parsed.output.fetch;
+  fetch?.allow_private_cidrs.forEach((text, index) => {
+    const field = `fetch.allow_private_cidrs.${index}`;
+    if (options.parseCidr === undefined) {
+      issues.push({ field, message: "cannot be checked by this reader of the manifest" });
+    } else if (options.parseCidr(text) === null) {
+      issues.push({ field, message: `${cidrMessage} got ${JSON.stringify(echoed(text))}` });
+    }
+  });
   if (issues.length > 0) return { ok: false, issues };
   const limits = parsed.output.caller_limits;
   const manifest: Manifest = { providers, tiers, default_tier: defaultTier };
   if (limits !== undefined) manifest.caller_limits = limits;
+  if (fetch !== undefined) manifest.fetch = fetch;
   return { ok: true, manifest };
+}
+
+const cidrMessage =
+  "must be a CIDR range (10.1.0.0/16, fd00::/8) or one address, IPv4 as four decimal numbers with no leading zero;";
+
+/** A value as an error may repeat it: cut to a bound, so a pasted blob stays off the log line. */
+function echoed(text: string): string {
+  return text.length > MAX_ECHOED_SETTING_CHARS
+    ? `${text.slice(0, MAX_ECHOED_SETTING_CHARS)}...`
+    : text;
 }
 
 function fail(field: string, message: string): ManifestResult {
@@ -179,6 +207,7 @@ function knownFields(path: readonly PathItem[]): readonly string[] {
   if (parents[0] === "providers" && parents[2] === "auth") return ["type", "secret"];
   if (parents[0] === "tiers" && parents.length === 2) return Object.keys(TierSchema.entries);
   if (parents[0] === "caller_limits") return Object.keys(CallerLimitsSchema.entries);
+  if (parents[0] === "fetch") return Object.keys(FetchBlockSchema.entries);
   return [];
 }
 
@@ -187,12 +216,13 @@ function patternMessage(issue: v.BaseIssue<unknown>): string | null {
   if (issue.type !== "regex") return null;
   const requirement = (issue as v.RegexIssue<string>).requirement;
   if (requirement === NAME_PATTERN) {
-    const got = String(issue.input);
-    const shown = got.length > MAX_ECHOED_SETTING_CHARS
-      ? `${got.slice(0, MAX_ECHOED_SETTING_CHARS)}...`
-      : got;
     return `must be lowercase letters, digits, _ or -, starting with a letter, at most 64 characters; got ${
-      JSON.stringify(shown)
+      JSON.stringify(echoed(String(issue.input)))
+    }`;
+  }
+  if (requirement === DOMAIN_PATTERN) {
+    return `must be a lowercase domain name (letters, digits, - and dots; an internationalised name in its xn-- form), with no scheme, port or path; got ${
+      JSON.stringify(echoed(String(issue.input)))
     }`;
   }
   // The value is not repeated: a secret written where its variable's name belongs must not be.

@@ -2,6 +2,7 @@
  * Deno entry (`deno task dev`): the environment parsed once, then the shared launcher over
  * Deno.serve, with the same variables as `npm start`.
  */
+import { parseCidr } from "../io/ip-rules.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { readSettings } from "../config/settings.ts";
 import { launch, type Listen } from "./launch.ts";
@@ -18,7 +19,7 @@ const listen: Listen = (fetch, hostname, port) =>
   });
 
 try {
-  const running = await launch(readSettings(Deno.env.toObject()), listen);
+  const running = await launch(readSettings(Deno.env.toObject(), { parseCidr }), listen);
   for (const line of running.warnings) console.error(`tracefetch: warning: ${line}`);
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   Deno.addSignalListener("SIGINT", () => void running.close().then(() => Deno.exit(0)));

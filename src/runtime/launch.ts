@@ -11,6 +11,7 @@ import { startEmbeddedDefault } from "../../providers/corpus/embedded-default.ts
 import { corpusAdapter } from "../../providers/corpus/corpus-adapter.ts";
 import { loadCorpus } from "../../providers/corpus/load-corpus.ts";
 import { createGateway } from "../http/create-gateway.ts";
+import { nodeFetchParts } from "./node-evidence.ts";
 import { installedViewer } from "./api-docs-viewer.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import type { PeerAddress, Ports } from "../config/gateway-config.ts";
@@ -94,6 +95,8 @@ export async function launch(
       onWarning: (line) => warnings.push(line),
       traceSink,
       peerAddress: servedPeerAddress,
+      // Pages are reached through node:dns and undici on Node, and on Deno through its Node layer.
+      evidence: nodeFetchParts(),
     });
     let gateway: Served;
     try {

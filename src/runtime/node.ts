@@ -3,6 +3,7 @@
  * @hono/node-server with Node's ports. A configuration problem exits with status 2 and one clear
  * line.
  */
+import { parseCidr } from "../io/ip-rules.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { readSettings } from "../config/settings.ts";
 import { launch } from "./launch.ts";
@@ -23,7 +24,7 @@ process.on("uncaughtException", onEscape("uncaughtException"));
 process.on("unhandledRejection", onEscape("unhandledRejection"));
 
 try {
-  const running = await launch(readSettings(process.env), listen, nodePorts());
+  const running = await launch(readSettings(process.env, { parseCidr }), listen, nodePorts());
   for (const line of running.warnings) console.error(`tracefetch: warning: ${line}`);
   console.log(`TraceFetch Edge listening on ${running.url} (${running.manifestSource})`);
   const stop = () => void running.close().then(() => process.exit(0));

@@ -9,6 +9,7 @@ import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
+import { workerFetchParts } from "./worker-evidence.ts";
 import { problemResponse } from "../http/respond.ts";
 import { type EnvSettings, readSettings } from "../config/settings.ts";
 import { requireStateSecret } from "../config/state-settings.ts";
@@ -46,7 +47,9 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         );
       }
     }
-    const read = readSettings(env);
+    // ipaddr.js (CommonJS, a few KiB) stays out of the main module: loaded only to read settings.
+    const { parseCidr } = await import("../io/ip-rules.ts");
+    const read = readSettings(env, { parseCidr });
     const manifest = read.env.manifest ?? bundledManifest;
     if (!manifest) {
       throw new Error(
@@ -68,6 +71,8 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         onWarning: (line) => console.warn(`tracefetch: warning: ${line}`),
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),
+        // Names resolved over DNS-over-HTTPS, pages sent by name (docs/security.md).
+        evidence: workerFetchParts(),
         ...await sharedStateFor(bindings, read.env),
       }),
     };

@@ -27,7 +27,7 @@ type JsonRpcError = { jsonrpc: string; id: unknown; error: { code: number; messa
 function tracesOf(setup: McpSetup): Trace[] {
   return setup.traces.taken.flatMap((jws) => {
     const payload = new TextDecoder().decode(base64url.decode(jws.split(".")[1] ?? ""));
-    return v.parse(TraceBatchSchema, JSON.parse(payload)).traces;
+    return v.parse(TraceBatchSchema, JSON.parse(payload)).traces as Trace[];
   });
 }
 

@@ -63,8 +63,8 @@ export function assertToolOutput(tool: string, value: unknown): any {
   return value;
 }
 
-/** What a model is told per tools/list, at most: the four tools, schemas and all. */
-export const MAX_TOOLS_LIST_CHARS = 8_000;
+/** What a model is told per tools/list, at most: the six tools, schemas and all (about 2,000 each). */
+export const MAX_TOOLS_LIST_CHARS = 12_000;
 
 /** A search of `limit` 10 on the embedded default, as the text block gives it, at most. */
 export const MAX_SEARCH_TEXT_CHARS = 4_000;
@@ -195,15 +195,17 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
   };
   const bearer = () => ({ authorization: `Bearer ${target().setup.entitled}` });
 
-  it("lists the four tools, each with an input and an output schema of type object, in at most 8,000 characters", async () => {
+  it("lists the six tools, each with an input and an output schema of type object, in at most 12,000 characters", async () => {
     const client = await connect(target().mcp);
     try {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(), [
         "expand",
+        "fetch",
         "providers",
         "search",
         "status",
+        "verify",
       ]);
       for (const tool of tools) {
         assert.equal(tool.inputSchema.type, "object", tool.name);
@@ -463,7 +465,7 @@ export function mcpCases(target: () => { mcp: URL; setup: McpSetup }): void {
     const current = await rpc(target().mcp, list, { "mcp-protocol-version": "2025-06-18" });
     assert.equal(current.status, 200);
     const { result } = await current.json() as { result: { tools: unknown[] } };
-    assert.equal(result.tools.length, 4);
+    assert.equal(result.tools.length, 6);
   });
 
   it("an unknown tool is a JSON-RPC error; a body that is not JSON is a parse error", async () => {

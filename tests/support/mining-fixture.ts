@@ -201,7 +201,7 @@ export async function tracesOfBodies(
     assert.equal(protectedHeader.typ, TRACE_JWS_TYPE);
     assert.equal(protectedHeader.kid, "mining-test");
     const batch = v.parse(TraceBatchSchema, JSON.parse(new TextDecoder().decode(payload)));
-    traces.push(...batch.traces);
+    traces.push(...batch.traces as Trace[]);
   }
   return traces;
 }

@@ -60,7 +60,8 @@ function tracesOf(line: string): Trace[] | null {
   const one = v.safeParse(TraceSchema, value);
   if (one.success) return [one.output];
   const batch = v.safeParse(TraceBatchSchema, value);
-  return batch.success ? batch.output.traces : null;
+  // A fetch's trace has nothing to replay: only searches are read.
+  return batch.success ? batch.output.traces.filter((t): t is Trace => !("kind" in t)) : null;
 }
 
 function decodeBase64url(text: string): string | null {

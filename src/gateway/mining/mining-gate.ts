@@ -5,6 +5,7 @@
  */
 import type { Mining, MiningStatus } from "../../protocol/envelope-schema.ts";
 import type { TraceInput } from "./build-trace.ts";
+import type { FetchTraceInput } from "./build-fetch-trace.ts";
 import { type MiningConfig, SINK_VARIABLES } from "../../config/mining-config.ts";
 import type { Recorder } from "./recorder.ts";
 
@@ -58,10 +59,10 @@ export class MiningGate {
   }
 
   /**
-   * Records a search's trace. Call it only once the answer was handed over; it never rejects, and
-   * nothing it does reaches an answer.
+   * Records a search's (or a fetch's) trace. Call it only once the answer was handed over; it never
+   * rejects, and nothing it does reaches an answer.
    */
-  async record(input: TraceInput): Promise<void> {
+  async record(input: TraceInput | FetchTraceInput): Promise<void> {
     if (!this.#config.confirmed) return;
     try {
       const recorder = this.#recorder ?? await (this.#loading ??= this.#load());

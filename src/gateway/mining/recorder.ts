@@ -14,6 +14,7 @@ import {
   TRACE_SINK_RETRY_MS,
 } from "../../protocol/trace-limits.ts";
 import { buildTrace, type TraceInput } from "./build-trace.ts";
+import { buildFetchTrace, type FetchTraceInput } from "./build-fetch-trace.ts";
 import type { MiningConfig } from "../../config/mining-config.ts";
 import { SinkError, type TraceEntry, type TraceSink } from "../../protocol/trace-sink.ts";
 import { type TraceHasher, traceHasher } from "./trace-hmac.ts";
@@ -62,13 +63,16 @@ export class Recorder {
     };
   }
 
-  /** Builds the search's trace, queues it, and writes what is queued unless a write is under way. */
-  async record(input: TraceInput): Promise<void> {
-    const entry = await buildTrace(input, {
+  /** Builds the search's (or fetch's) trace, queues it, and writes what is queued unless a write is under way. */
+  async record(input: TraceInput | FetchTraceInput): Promise<void> {
+    const options = {
       hash: await this.#hash,
       rawQueries: this.#config.rawQueries,
       rawLocators: this.#config.rawLocators,
-    });
+    };
+    const entry = "kind" in input
+      ? await buildFetchTrace(input, options)
+      : await buildTrace(input, options);
     this.#backlog.push(entry);
     this.#trim();
     await this.drain();

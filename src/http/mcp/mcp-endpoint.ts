@@ -1,7 +1,7 @@
 /**
  * The MCP endpoint (docs/mcp.md): `POST /mcp` speaks MCP's Streamable HTTP transport through the
- * official SDK's low-level `Server` and its web-standard transport, stateless, with four tools:
- * `search`, `expand`, `providers` and `status`. createGateway loads this module with the first
+ * official SDK's low-level `Server` and its web-standard transport, stateless, with six tools:
+ * `search`, `expand`, `fetch`, `verify`, `providers` and `status`. createGateway loads this module with the first
  * `/mcp` request, so on Workers it is a module of its own that searches never load.
  *
  * Boundary: this module translates between JSON-RPC and the gateway. It plans, ranks, validates
@@ -51,6 +51,7 @@ import type { GatewayEnv } from "../caller-middleware.ts";
 import { afterAnswer } from "../after-answer.ts";
 import { NO_SNIFF, problemResponse } from "../respond.ts";
 import { callTool, type ToolCaller, type ToolEnvelope } from "./mcp-tool-calls.ts";
+import type { EvidencePorts } from "../fetch-route.ts";
 import { CallArguments, checkParamsFirst } from "./mcp-params.ts";
 import { toolText } from "./mcp-text.ts";
 
@@ -112,6 +113,7 @@ export async function answerMcp(
   c: Context<GatewayEnv>,
   state: GatewayState,
   body: Uint8Array,
+  evidence: EvidencePorts | null = null,
 ): Promise<Response> {
   const requestId = c.get("requestId");
   const message = parseJson(body);
@@ -129,6 +131,7 @@ export async function answerMcp(
     client: c.get("clientAddress"),
     requestId,
     later: afterAnswer(c),
+    evidence,
   };
   const calls = new CallArguments();
   const server = serverFor(who, c.req.raw.signal, calls);

@@ -9,6 +9,12 @@
 import type { MergedEntry } from "../../protocol/envelope-schema.ts";
 import { MAX_MCP_SNIPPET_CHARS, MAX_MCP_TEXT_CHARS } from "../../protocol/limits.ts";
 import type { SearchToolResult } from "../../protocol/mcp-tools.ts";
+import {
+  evidenceText,
+  type FetchResult,
+  type VerifyResult,
+} from "../../protocol/evidence-schema.ts";
+import { MAX_MCP_FETCH_TEXT_CHARS } from "../../protocol/evidence-route-limits.ts";
 import type { ToolEnvelope } from "./mcp-tool-calls.ts";
 
 export function toolText(output: ToolEnvelope): string {
@@ -28,6 +34,8 @@ export function toolText(output: ToolEnvelope): string {
 
 function resultLines(result: NonNullable<ToolEnvelope["result"]>): string[] {
   if ("attempts" in result) return searchLines(result);
+  if ("receipt" in result) return fetchLines(result);
+  if ("verdict" in result) return verifyLines(result);
   if ("evidence" in result) {
     const { evidence } = result;
     return [
@@ -58,6 +66,51 @@ function resultLines(result: NonNullable<ToolEnvelope["result"]>): string[] {
     ];
   }
   return [];
+}
+
+/**
+ * A fetched page: where it came from and its markdown, cut at MAX_MCP_FETCH_TEXT_CHARS code points
+ * with a line saying so (structuredContent holds all of it, with the receipt).
+ */
+function fetchLines(result: FetchResult): string[] {
+  const { evidence } = result;
+  const chars = Array.from(evidenceText(evidence));
+  const shown = chars.slice(0, MAX_MCP_FETCH_TEXT_CHARS).join("");
+  const cut = chars.length > MAX_MCP_FETCH_TEXT_CHARS
+    ? [
+      "",
+      `[cut at ${MAX_MCP_FETCH_TEXT_CHARS} of ${chars.length} characters: structuredContent.result.evidence.${
+        "markdown" in evidence ? "markdown" : "text"
+      } holds them all]`,
+    ]
+    : [];
+  return [
+    evidence.title ?? "(untitled)",
+    `${evidence.final_url} (${evidence.status_code}, ${evidence.content_type}, ${evidence.route}${
+      evidence.truncated ? ", truncated" : ""
+    }${result.cached ? `, cached ${result.age_ms ?? 0} ms ago` : ""})`,
+    `markdown_sha256 ${evidence.markdown_sha256}; ${
+      result.receipt === null ? "unsigned" : "signed receipt in structuredContent.result.receipt"
+    }`,
+    ...result.warnings.map((w) => `warning: ${w}`),
+    "",
+    shown,
+    ...cut,
+  ];
+}
+
+/** A verify: the verdict, why, and where a quote was found. */
+function verifyLines(result: VerifyResult): string[] {
+  const lines = [`verdict: ${result.verdict}`, result.reason];
+  const found = result.quote;
+  if (found !== undefined) {
+    lines.push(
+      `quote at lines ${found.line_start}-${found.line_end}${
+        found.anchor === null ? "" : ` under "${found.anchor.heading}" (#${found.anchor.id})`
+      }`,
+    );
+  }
+  return lines;
 }
 
 /** A line per provider (those contacted, then those skipped or trimmed), then the results. */

@@ -1,5 +1,5 @@
 /**
- * The four MCP tools, each answered with the envelope its route answers: the same parsers, the same
+ * The six MCP tools, each answered with the envelope its route answers: the same parsers, the same
  * admission and run of a search, the same expand, providers and status. Only the search result is
  * reshaped (the fused list and one line per attempt), so a tool's output is its route's envelope.
  */
@@ -8,6 +8,8 @@ import type { AttemptRecord, Envelope } from "../../protocol/envelope-schema.ts"
 import type { McpToolName, SearchToolResult } from "../../protocol/mcp-tools.ts";
 import { parseSearchRequestText, type View } from "../../protocol/search-request.ts";
 import { parseExpandRequestText } from "../../protocol/action-request.ts";
+import { parseFetchRequestText, parseVerifyRequestText } from "../../protocol/fetch-request.ts";
+import type { EvidencePorts } from "../fetch-route.ts";
 import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
 import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import { searchEnvelope } from "../../envelope/search-envelope.ts";
@@ -25,6 +27,8 @@ export type ToolCaller = {
   requestId: string;
   /** Work after the answer, as the search routes have it: a search's trace is recorded there. */
   later: RunOptions["later"];
+  /** How this runtime reaches pages, for the fetch tool; null: fetch answers fetch_disabled. */
+  evidence: EvidencePorts | null;
 };
 
 /** Told as each provider of a search answers: how many have, of how many, and which one. */
@@ -47,6 +51,10 @@ export async function callTool(
       return await searchTool(args, who, signal, onProgress);
     case "expand":
       return await expandTool(args, who, signal);
+    case "fetch":
+      return await fetchTool(args, who, signal);
+    case "verify":
+      return await verifyTool(args, who);
     case "providers":
       return noArguments("providers", args, who) ??
         withoutMining(providersEnvelope(who.state, who.caller, who.requestId));
@@ -151,6 +159,41 @@ async function expandTool(
       signal,
     }),
   );
+}
+
+/** `fetch`: the fields of POST /v1/fetch, read by its parser; the answer is its envelope. */
+async function fetchTool(
+  args: Record<string, unknown>,
+  who: ToolCaller,
+  signal: AbortSignal,
+): Promise<ToolEnvelope> {
+  const parsed = parseFetchRequestText(JSON.stringify(args), "the arguments");
+  if (!parsed.ok) {
+    const { code, message, field } = parsed.problem;
+    return problemEnvelope("fetch", code, who.requestId, message, field);
+  }
+  const { answerFetch } = await import("../fetch-route.ts");
+  return withoutMining(
+    await answerFetch(who.state, who.evidence, {
+      request: parsed.request,
+      caller: who.caller,
+      client: who.client,
+      requestId: who.requestId,
+      signal,
+      later: who.later ?? ((work) => void work().catch(() => {})),
+    }),
+  );
+}
+
+/** `verify`: `{receipt, markdown, quote}`, read by the parser POST /v1/verify uses. */
+async function verifyTool(args: Record<string, unknown>, who: ToolCaller): Promise<ToolEnvelope> {
+  const parsed = parseVerifyRequestText(JSON.stringify(args), "the arguments");
+  if (!parsed.ok) {
+    const { code, message, field } = parsed.problem;
+    return problemEnvelope("verify", code, who.requestId, message, field);
+  }
+  const { answerVerify } = await import("../fetch-route.ts");
+  return withoutMining(await answerVerify(who.state, parsed.request, who.requestId));
 }
 
 /** `providers` and `status` take no arguments: one given is refused as a route refuses a field. */

@@ -1,0 +1,225 @@
+/**
+ * `POST /v1/fetch`, `GET /v1/fetch?url=...` and `POST /v1/verify` (docs/envelope.md, "Fetching a
+ * page"): the HTTP side of evidence. A fetch is admitted as a search is (caller limits, an
+ * in-flight slot), looked up in the answer cache, fetched by src/evidence under the manifest's
+ * policy, signed into a receipt when the gateway holds a key, and kept in the cache. Loaded with
+ * the first fetch or verify: on Workers a module of its own that searches never load.
+ *
+ * Invariants:
+ * - Nothing is fetched before the request was read and validated in full and the fetch admitted.
+ * - The slot a fetch holds is given back however the fetch ends.
+ * - A receipt is signed only over evidence this gateway fetched itself; a cached answer keeps the
+ *   receipt of the fetch that made it, whose `fetched_at` says when that was.
+ */
+import * as v from "valibot";
+import type { Envelope } from "../protocol/envelope-schema.ts";
+import type { FetchAsk, VerifyAsk } from "../protocol/fetch-request.ts";
+import { type Anchor, type FetchResult, FetchResultSchema } from "../protocol/evidence-schema.ts";
+import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
+import { signReceipt } from "../auth/fetch-receipt.ts";
+import type { GatewayState } from "../gateway/gateway-state.ts";
+import type { CallerAsk } from "../gateway/caller-limits.ts";
+import { VERSION } from "../gateway/version.ts";
+import {
+  type Connector,
+  createRobotsCache,
+  type Evidence,
+  fetchEvidence,
+  fetchPolicyOf,
+  fetchUserAgent,
+  type Resolver,
+  type RobotsCache,
+} from "../evidence/mod.ts";
+import { anchorsOf, headingsOf } from "../evidence/page-anchors.ts";
+import { verifyEvidence } from "../evidence/verify-evidence.ts";
+
+// The readers of the routes' requests load with this module, not with every search.
+export { parseFetchRequestText, parseVerifyRequestText } from "../protocol/fetch-request.ts";
+export { fetchRequestFromQuery } from "./fetch-input.ts";
+
+/** How this runtime reaches pages: a resolver and a connector to one checked address. */
+export type EvidencePorts = { resolve: Resolver; connector: Connector };
+
+export type FetchCall = CallerAsk & {
+  request: FetchAsk;
+  /** Fires when the caller goes away. */
+  signal: AbortSignal;
+  /** Work after the answer (the cache's write). */
+  later: (work: () => Promise<void>) => void;
+};
+
+/** The warning of an answer without a receipt. */
+export const UNSIGNED_WARNING =
+  "no receipt: this gateway has no signing key (TRACEFETCH_SIGNING_JWK), so nobody can check that this text came from this page";
+
+/**
+ * What one gateway instance keeps for its fetches, made with its first: the manifest's policy, read
+ * once, and its robots.txt answers (the state object outlives requests).
+ */
+const instances = new WeakMap<
+  GatewayState,
+  { policy: ReturnType<typeof fetchPolicyOf>; robots: RobotsCache }
+>();
+
+function instanceOf(state: GatewayState) {
+  let kept = instances.get(state);
+  if (kept === undefined) {
+    kept = { policy: fetchPolicyOf(state.config.manifest.fetch), robots: createRobotsCache() };
+    instances.set(state, kept);
+  }
+  return kept;
+}
+
+export async function answerFetch(
+  state: GatewayState,
+  ports: EvidencePorts | null,
+  call: FetchCall,
+): Promise<Envelope> {
+  const { request, requestId } = call;
+  const { policy, robots } = instanceOf(state);
+  if (policy === null || ports === null) {
+    return problemEnvelope(
+      "fetch",
+      "fetch_disabled",
+      requestId,
+      policy === null
+        ? "this gateway does not fetch pages: its manifest has no fetch block (docs/security.md)"
+        : "this gateway's runtime gave it no way to reach pages",
+    );
+  }
+  const admission = await state.fetching.admit(call);
+  if (!admission.ok) return admission.envelope;
+  const started = state.config.now();
+  /** The answer, its trace recorded after it when mining is on (docs/security.md). */
+  const traced = (envelope: Envelope, page: Partial<FetchResult> = {}): Envelope => {
+    const mining = state.mining;
+    if (mining === null) return envelope;
+    const { evidence, cached = false } = page;
+    const latencyMs = state.config.now() - started;
+    call.later(() =>
+      mining.record({
+        kind: "fetch",
+        url: evidence?.final_url ?? request.url,
+        format: request.format,
+        code: envelope.code,
+        ...(evidence === undefined
+          ? {}
+          : { statusCode: evidence.status_code, bytes: evidence.bytes }),
+        cached,
+        latencyMs,
+        caller: call.caller,
+        requestId,
+        answeredAt: state.config.wallClock(),
+      })
+    );
+    return envelope;
+  };
+  try {
+    const hit = await state.fetching.pages.lookup(request);
+    const cached = hit === null ? null : storedResult(hit.text);
+    if (hit !== null && cached !== null) {
+      const result = { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) };
+      return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
+    }
+    const outcome = await fetchEvidence(request, policy, {
+      resolve: ports.resolve,
+      connector: ports.connector,
+      now: state.config.wallClock,
+      signal: call.signal,
+      robots,
+      userAgent: fetchUserAgent(VERSION),
+    });
+    switch (outcome.outcome) {
+      case "fetched": {
+        const result = await resultOf(state, request, outcome.evidence, outcome.body);
+        const text = JSON.stringify(result);
+        call.later(() => state.fetching.pages.store(request, outcome.evidence.final_url, text));
+        return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
+      }
+      case "refused":
+        return traced(
+          problemEnvelope("fetch", outcome.code, requestId, outcome.message, "url"),
+        );
+      case "failed":
+        return traced(
+          problemEnvelope("fetch", "fetch_failed", requestId, outcome.message, undefined, {
+            anyRetryable: outcome.retryable,
+          }),
+        );
+      default: {
+        const never: never = outcome;
+        throw new Error(`unhandled fetch outcome ${JSON.stringify(never)}`);
+      }
+    }
+  } finally {
+    admission.release();
+  }
+}
+
+/** The answer of a fresh fetch: the evidence, its receipt (or the warning), the raw body if asked. */
+async function resultOf(
+  state: GatewayState,
+  request: FetchAsk,
+  evidence: Evidence,
+  raw: Uint8Array,
+): Promise<FetchResult> {
+  const { signer, gatewayIssuer } = state.config.auth;
+  const warnings: string[] = [];
+  let receipt: string | null = null;
+  if (signer !== null && gatewayIssuer !== null) {
+    receipt = await signReceipt(signer, gatewayIssuer, {
+      requested_url: evidence.requested_url,
+      final_url: evidence.final_url,
+      status_code: evidence.status_code,
+      fetched_at: evidence.fetched_at,
+      content_type: evidence.content_type,
+      source_sha256: evidence.source_sha256,
+      markdown_sha256: evidence.markdown_sha256,
+      format: request.format,
+    }, state.config.wallClock());
+  } else {
+    warnings.push(UNSIGNED_WARNING);
+  }
+  const result: FetchResult = { evidence, receipt, cached: false, warnings };
+  if (request.include_raw) result.raw_base64 = base64Of(raw);
+  return result;
+}
+
+function base64Of(bytes: Uint8Array): string {
+  let binary = "";
+  const CHUNK = 0x8000;
+  for (let i = 0; i < bytes.length; i += CHUNK) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
+  }
+  return btoa(binary);
+}
+
+/** A cached answer, if it still reads as one; anything else is a miss. */
+function storedResult(text: string): FetchResult | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const parsed = v.safeParse(FetchResultSchema, value);
+  return parsed.success ? parsed.output : null;
+}
+
+/** `POST /v1/verify`: the verdict is an answer, `ok: true`, whatever it says. */
+export async function answerVerify(
+  state: GatewayState,
+  request: VerifyAsk,
+  requestId: string,
+): Promise<Envelope> {
+  const { signer, gatewayIssuer } = state.config.auth;
+  const keys = signer === null ? null : { jwks: signer.publicJwks, issuer: gatewayIssuer };
+  const result = await verifyEvidence(request, keys, headingAnchors);
+  return buildEnvelope("verify", "ok", requestId, { result });
+}
+
+/** The anchors of a text handed to verify, as the fetch core makes them for a page's text. */
+function headingAnchors(markdown: string): Promise<readonly Anchor[]> {
+  const lines = markdown.split("\n");
+  return anchorsOf(lines, headingsOf(lines));
+}
