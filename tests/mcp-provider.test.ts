@@ -6,14 +6,20 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
 import { listen as nodeListen } from "../src/runtime/node-listen.ts";
 import { readSettings } from "../src/gateway/settings.ts";
 import { gateway, manifestOf, search, settingsFor } from "./support/gateway.ts";
-import { type Bridge, missingBin, startBridge } from "./support/mcp-bridge.ts";
+import {
+  type Bridge,
+  memoryFile,
+  memoryMapping,
+  missingBin,
+  startBridge,
+} from "./support/mcp-bridge.ts";
 import { validateManifest } from "../src/protocol/validate-manifest.ts";
 
 const isDeno = "Deno" in globalThis;
@@ -33,18 +39,11 @@ const missing = missingBin("supergateway", "mcp-server-memory", "exa-mcp-server"
 if (missing !== null) console.log(`# skipped: node_modules/.bin/${missing} is not installed`);
 
 /** B's search tool: its structuredContent is B's envelope, whose result holds the fused list. */
-export const gatewayMapping = {
+const gatewayMapping = {
   tool: "search",
   arguments: { query: "{query}", limit: "{limit}" },
   results: "result.merged",
   fields: { title: "title", locator: "locator", snippet: "snippet", published_at: "published_at" },
-};
-/** server-memory's search_nodes: entities with a name and observations, and no URL of their own. */
-export const memoryMapping = {
-  tool: "search_nodes",
-  arguments: { query: "{query}" },
-  results: "entities",
-  fields: { title: "name", locator: "memory://{name}", snippet: "observations" },
 };
 const exaMapping = {
   tool: "web_search_exa",
@@ -52,24 +51,6 @@ const exaMapping = {
   results: "results",
   fields: { title: "title", locator: "url", snippet: "text" },
 };
-
-/** The memory file server-memory reads: one entity whose name and observations match "deadline". */
-export async function memoryFile(dir: string): Promise<string> {
-  const file = join(dir, "memory.jsonl");
-  await writeFile(
-    file,
-    [
-      {
-        type: "entity",
-        name: "Deadline budget",
-        entityType: "concept",
-        observations: ["a deadline bounds every provider call", "set per search"],
-      },
-      { type: "entity", name: "Unrelated", entityType: "concept", observations: ["nothing"] },
-    ].map((e) => JSON.stringify(e)).join("\n"),
-  );
-  return file;
-}
 
 describe(
   `MCP servers as providers on ${isDeno ? "Deno" : "Node"}`,

@@ -6,6 +6,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const BIN = (name: string) =>
@@ -98,4 +100,29 @@ export async function startBridge(
   }
   await close();
   throw new Error(`the bridge for ${server} did not start:\n${log()}`);
+}
+
+/** server-memory's search_nodes: entities with a name and observations, and no URL of their own. */
+export const memoryMapping = {
+  tool: "search_nodes",
+  arguments: { query: "{query}" },
+  results: "entities",
+  fields: { title: "name", locator: "memory://{name}", snippet: "observations" },
+};
+/** The memory file server-memory reads: one entity whose name and observations match "deadline". */
+export async function memoryFile(dir: string): Promise<string> {
+  const file = join(dir, "memory.jsonl");
+  await writeFile(
+    file,
+    [
+      {
+        type: "entity",
+        name: "Deadline budget",
+        entityType: "concept",
+        observations: ["a deadline bounds every provider call", "set per search"],
+      },
+      { type: "entity", name: "Unrelated", entityType: "concept", observations: ["nothing"] },
+    ].map((e) => JSON.stringify(e)).join("\n"),
+  );
+  return file;
 }
