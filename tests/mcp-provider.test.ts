@@ -6,6 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -229,6 +230,17 @@ describe("an MCP mapping is checked when the manifest loads", () => {
     assert.ok(ok.ok);
     assert.equal(ok.manifest.providers[0]?.transport, "mcp");
     assert.deepEqual(ok.manifest.providers[0]?.mcp?.arguments, { query: "{query}" });
+  });
+
+  it("the manifests docs/providers.md shows are valid", () => {
+    const guide = readFileSync(new URL("../docs/providers.md", import.meta.url), "utf8");
+    const blocks = [...guide.matchAll(/^```json example=(mcp-[\w-]+)\n([\s\S]*?)^```$/gm)];
+    assert.equal(blocks.length, 2, "a gateway's /mcp and a vendor's server");
+    for (const [, name, body] of blocks) {
+      const result = validateManifest(JSON.parse(body as string), { allowLoopback: true });
+      assert.ok(result.ok, `${name}: ${JSON.stringify(!result.ok && result.issues)}`);
+      assert.ok(result.manifest.providers.every((p) => p.transport === "mcp"), name);
+    }
   });
 
   it("settings refuse a bad mapping with the entry and field named", () => {
