@@ -81,6 +81,7 @@ export const HELP: Record<string, string> = {
   http: loopback endpoints pass only with TRACEFETCH_ALLOW_LOOPBACK=1, as in the gateway.
 `,
   conformance: `usage: tracefetch conformance URL [--name N --scope S] [options]
+       tracefetch conformance --manifest FILE --provider NAME [options]
        npm run conformance -- URL [--name N --scope S] [options]   (the same command)
 
   calls a provider endpoint as the gateway would and prints every exchange with its verdict;
@@ -91,6 +92,10 @@ export const HELP: Record<string, string> = {
   --query Q            a query that finds something, for the limit cases (default "search")
   --timeout-ms N       per request (default 10000)
   --token-env VAR      send "authorization: Bearer $VAR" with every request
+  --manifest FILE, --provider NAME
+                       check that manifest entry as the gateway calls it: its endpoint, name
+                       and scope, its bearer secret's variable, and for transport "mcp" the MCP
+                       cases (initialize, the tool listed, searches mapped as the entry says)
   --json               print an envelope (command conformance) listing each case
 `,
   replay: `usage: tracefetch replay TRACES.jsonl (--manifest FILE | --default) [options]
