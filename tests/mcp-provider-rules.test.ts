@@ -46,6 +46,7 @@ describe("an MCP provider under the gateway's rules", () => {
   beforeEach(() => {
     server.tool.answer = () => ({ structuredContent: { hits }, content: [] });
     server.tool.sse = false;
+    server.tool.delayMs = 0;
     server.calls.length = 0;
   });
 
@@ -118,6 +119,14 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(attempt.budget, "provider_timeout");
   });
 
+  it("the caller's deadline cancels a held tools/call: a timeout charged to the caller", async () => {
+    server.tool.answer = undefined;
+    const { body } = await search(gateway([entry()]), { q: "deadline", timeout_ms: "500" });
+    const [attempt] = body.result.candidates;
+    assert.equal(attempt.outcome, "timeout");
+    assert.equal(attempt.budget, "caller_deadline");
+  });
+
   it("a tool answer past the body cap is body_too_large", async () => {
     const big = "x".repeat(1_000);
     server.tool.answer = () => ({
@@ -161,5 +170,19 @@ describe("an MCP provider under the gateway's rules", () => {
     const second = await search(app, { q: "cached" });
     assert.equal(server.calls.length, calls, "no second tools/call");
     assert.equal(second.body.result.candidates[0].cached, true);
+  });
+
+  it("max_concurrency bounds the tools/call requests open at once; identical searches share one", async () => {
+    server.tool.delayMs = 100;
+    const bounded = gateway([entry({ max_concurrency: 1 })]);
+    const bodies = await Promise.all(
+      ["one", "two", "three"].map((q) => search(bounded, { q }).then((r) => r.body)),
+    );
+    assert.ok(bodies.every((b) => b.code === "ok"), JSON.stringify(bodies.map((b) => b.code)));
+    assert.equal(server.mostAtOnce(), 1, "one tools/call at a time");
+    server.calls.length = 0;
+    const shared = gateway([entry()]);
+    await Promise.all([1, 2, 3].map(() => search(shared, { q: "same" })));
+    assert.equal(server.calls.length, 1, "coalesced into one call");
   });
 });

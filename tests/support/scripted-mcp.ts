@@ -17,7 +17,9 @@ export type ScriptedMcp = TestServer & {
   /** Each tools/call's arguments and headers, in order. */
   calls: Array<{ args: Record<string, unknown>; headers: Record<string, unknown> }>;
   /** What tools/call answers (a CallToolResult); undefined holds the request open. */
-  tool: { answer: ToolAnswer | undefined; sse: boolean };
+  tool: { answer: ToolAnswer | undefined; sse: boolean; delayMs: number };
+  /** The most tools/call requests the server held at once. */
+  mostAtOnce: () => number;
 };
 
 export async function startScriptedMcp(tools: string[] = ["find"]): Promise<ScriptedMcp> {
@@ -27,7 +29,10 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
   const tool: ScriptedMcp["tool"] = {
     answer: () => ({ structuredContent: { hits: [] }, content: [] }),
     sse: false,
+    delayMs: 0,
   };
+  let open = 0;
+  let most = 0;
   const handler: Handler = (req, res, body): void => {
     const message = JSON.parse(body);
     const send = (result: unknown, sse: boolean, extra: Record<string, string> = {}) => {
@@ -78,7 +83,13 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
       calls.push({ args: message.params.arguments, headers: { ...req.headers } });
       const answer = tool.answer;
       if (answer === undefined) return; // held until the client gives up
-      return send(answer(message.params.arguments), tool.sse);
+      open++;
+      most = Math.max(most, open);
+      setTimeout(() => {
+        open--;
+        send(answer(message.params.arguments), tool.sse);
+      }, tool.delayMs);
+      return;
     }
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
@@ -95,5 +106,6 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
     sessionsOpened: () => opened,
     calls,
     tool,
+    mostAtOnce: () => most,
   };
 }
