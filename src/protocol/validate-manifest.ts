@@ -119,7 +119,9 @@ export function validateManifest(input: unknown, options: ManifestOptions): Mani
     }
     const mcp = entry.transport === "mcp";
     if (mcp && entry.mcp === undefined) at("mcp", 'is required for transport "mcp"');
-    if (!mcp && entry.mcp !== undefined) at("mcp", 'is only read with transport "mcp"; add it');
+    if (!mcp && entry.mcp !== undefined) {
+      at("mcp", 'is only read with "transport": "mcp"; add that, or remove the block');
+    }
     if (builtin && entry.transport !== undefined) at("transport", "is not set for a built-in");
     for (const problem of mcp && entry.mcp ? mappingProblems(entry.mcp) : []) {
       at(`mcp.${problem.field}`, problem.message);
