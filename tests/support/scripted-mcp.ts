@@ -39,7 +39,13 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
       const text = JSON.stringify({ jsonrpc: "2.0", id: message.id, result });
       if (sse) {
         res.writeHead(200, { "content-type": "text/event-stream", ...extra });
-        res.end(`event: message\ndata: ${text}\n\n`);
+        // A notification before the response, as a server that logs or reports progress sends.
+        const note = JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: "working" },
+        });
+        res.end(`event: message\ndata: ${note}\n\nevent: message\ndata: ${text}\n\n`);
       } else {
         res.writeHead(200, { "content-type": "application/json", ...extra });
         res.end(text);
