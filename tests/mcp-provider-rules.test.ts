@@ -83,6 +83,16 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(server.calls.at(-1)?.headers["mcp-session-id"], `s-${before + 2}`);
   });
 
+  it("a session that failed to open is not kept: the next search opens one", async () => {
+    server.refuseOpenings.count = 1;
+    const app = gateway([entry()]);
+    const first = await search(app, { q: "one" });
+    assert.equal(first.body.result.candidates[0].outcome, "search_failed");
+    assert.equal(first.body.result.candidates[0].retryable, true, "a 503 may pass");
+    const second = await search(app, { q: "two" });
+    assert.equal(second.body.code, "ok", JSON.stringify(second.body.result.candidates));
+  });
+
   it("reads an SSE answer, and the first text block's JSON when there is no structuredContent", async () => {
     server.tool.sse = true;
     server.tool.answer = () => ({ content: [{ type: "text", text: JSON.stringify({ hits }) }] });

@@ -55,12 +55,16 @@ export function mcpProvider(options: McpProviderOptions): ProviderClient {
   /** The open session, opened by this call if none is; a failure is never kept. */
   async function session(call: ProviderCall, fresh: boolean): Promise<Opened> {
     if (fresh || opening === null) opening = open(options, call);
-    const mine = opening;
+    let mine = opening;
     let opened = await mine;
-    // Another call's deadline may have ended the opening it shared: open again under this one's.
-    if (opened.kind === "failure" && !call.signal.aborted && opened.outcome === "timeout") {
+    // Another call's deadline or departure may have ended the opening it shared: open again under
+    // this call's own signal.
+    const ended = opened.kind === "failure" &&
+      (opened.outcome === "timeout" || opened.outcome === "cancelled");
+    if (ended && !call.signal.aborted) {
       if (opening === mine) opening = open(options, call);
-      opened = await opening;
+      mine = opening;
+      opened = await mine;
     }
     if (opened.kind === "failure" && opening === mine) opening = null;
     return opened;

@@ -18,6 +18,8 @@ export type ScriptedMcp = TestServer & {
   calls: Array<{ args: Record<string, unknown>; headers: Record<string, unknown> }>;
   /** What tools/call answers (a CallToolResult); undefined holds the request open. */
   tool: { answer: ToolAnswer | undefined; sse: boolean; delayMs: number };
+  /** How many initialize requests to refuse with 503 before accepting one. */
+  refuseOpenings: { count: number };
   /** The most tools/call requests the server held at once. */
   mostAtOnce: () => number;
 };
@@ -31,6 +33,7 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
     sse: false,
     delayMs: 0,
   };
+  const refuseOpenings = { count: 0 };
   let open = 0;
   let most = 0;
   const handler: Handler = (req, res, body): void => {
@@ -51,6 +54,12 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
         res.end(text);
       }
     };
+    if (message.method === "initialize" && refuseOpenings.count > 0) {
+      refuseOpenings.count--;
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("starting");
+      return;
+    }
     if (message.method === "initialize") {
       const id = `s-${++opened}`;
       sessions.add(id);
@@ -113,5 +122,6 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
     calls,
     tool,
     mostAtOnce: () => most,
+    refuseOpenings,
   };
 }
