@@ -141,6 +141,30 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
     assert.match(stdio.stderr, /serving embedded default manifest in process/);
   });
 
+  it("a call with a progress token gets the gateway's progress notifications through the relay", async () => {
+    const transport = new StdioClientTransport({
+      command: "node",
+      args: [BIN, "mcp", "--gateway", gateway.url],
+      env: { ...cleanEnv(), NO_COLOR: "1" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "stdio-progress", version: "1" });
+    await client.connect(transport);
+    try {
+      const progress: string[] = [];
+      const result = await client.callTool(
+        { name: "search", arguments: { query: "deadline", limit: 3 } },
+        undefined,
+        { onprogress: (p) => progress.push(String(p.message)) },
+      );
+      assert.equal((result.structuredContent as { code: string }).code, "ok");
+      assert.ok(progress.length >= 1, "at least one provider's progress");
+      assert.ok(progress.some((m) => /workspace/.test(m)), JSON.stringify(progress));
+    } finally {
+      await client.close();
+    }
+  });
+
   it("--manifest FILE serves that manifest's providers", async () => {
     const dir = await mkdtemp(join(tmpdir(), "tracefetch-mcp-stdio-"));
     try {
