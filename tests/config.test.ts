@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { BOOLEAN_VARIABLES, type Env, type EnvSettings, readSettings } from "../src/config/mod.ts";
-import { VERSION } from "../src/gateway/version.ts";
+import { VERSION } from "../src/protocol/version.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";

@@ -15,6 +15,7 @@ import { endpointProblem } from "../protocol/url-policy.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { problemReply } from "./usage-reply.ts";
+import { checkManifestEntry } from "./conformance-entry.ts";
 
 export async function conformanceCommand(args: string[], ctx: CliContext): Promise<Reply> {
   const { requestId } = ctx;
@@ -26,9 +27,14 @@ export async function conformanceCommand(args: string[], ctx: CliContext): Promi
     query: { type: "string" },
     "timeout-ms": { type: "string" },
     "token-env": { type: "string" },
+    manifest: { type: "string" },
+    provider: { type: "string" },
   });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
+  if (values.manifest !== undefined || values.provider !== undefined) {
+    return await entryCommand(values, positionals, ctx);
+  }
   if (positionals.length !== 1) return refuse("give the provider's endpoint URL", "endpoint");
   const endpoint = positionals[0] as string;
   // The manifest's endpoint rules (loopback allowed, as for a provider under development): a
@@ -82,6 +88,64 @@ export async function conformanceCommand(args: string[], ctx: CliContext): Promi
   });
   const envelope = reportEnvelope(report, requestId);
   return { kind: "envelope", envelope, render: () => formatTranscript(report) };
+}
+
+/** `--manifest FILE --provider NAME`: the entry's endpoint, name, scope and transport. */
+async function entryCommand(
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  ctx: CliContext,
+): Promise<Reply> {
+  const refuse = (message: string, field: string) =>
+    problemReply("conformance", "invalid_field", ctx.requestId, message, field);
+  const { manifest, provider, name, scope, query } = values as Record<string, string | undefined>;
+  if (manifest === undefined || provider === undefined) {
+    return refuse(
+      "give --manifest FILE and --provider NAME together",
+      manifest === undefined ? "manifest" : "provider",
+    );
+  }
+  if (positionals.length > 0 || name !== undefined || scope !== undefined) {
+    return refuse(
+      "--manifest and --provider take the endpoint, name and scope from the entry: leave out the URL, --name and --scope",
+      "manifest",
+    );
+  }
+  const headers: Record<string, string> = {};
+  const tokenEnv = values["token-env"] as string | undefined;
+  if (tokenEnv !== undefined) {
+    const token = BINDING_PATTERN.test(tokenEnv) ? ctx.env[tokenEnv]?.trim() : undefined;
+    if (!token) {
+      return refuse(`--token-env names no variable that is set ("${tokenEnv}")`, "token-env");
+    }
+    headers.authorization = `Bearer ${token}`;
+  }
+  const timeout = values["timeout-ms"] === undefined ? undefined : Number(values["timeout-ms"]);
+  if (
+    timeout !== undefined &&
+    (!Number.isInteger(timeout) || timeout < MIN_TIMEOUT_MS || timeout > MAX_TIMEOUT_MS)
+  ) {
+    return refuse(
+      `--timeout-ms takes an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`,
+      "timeout-ms",
+    );
+  }
+  const checked = await checkManifestEntry({
+    manifest,
+    provider,
+    env: ctx.env,
+    fetch: ctx.fetch,
+    headers,
+    ...(timeout === undefined ? {} : { timeoutMs: timeout }),
+    ...(query === undefined ? {} : { query }),
+  });
+  if (!checked.ok) return refuse(checked.message, checked.field);
+  const { report } = checked;
+  return {
+    kind: "envelope",
+    envelope: reportEnvelope(report, ctx.requestId),
+    render: () => formatTranscript(report),
+  };
 }
 
 function reportEnvelope(report: ConformanceReport, requestId: string): Envelope {

@@ -18,8 +18,9 @@ commands:
   conformance URL      check a provider endpoint against the provider protocol
   replay TRACES        run recorded search traces again (a manifest, or the default) and compare
   serve                run the gateway here, as npm start does
+  mcp                  the gateway's MCP tools over stdio, for desktop clients
 
-every command but schema and serve takes --json: print exactly one envelope on stdout and exit
+every command but schema, serve and mcp takes --json: print exactly one envelope on stdout and exit
 with its exit_code (0 ok, 1 transport, 2 usage, 3 client, 4 server). Decide from ok and action.
 --json and --gateway URL may also come before the command: tracefetch --json status.
 
@@ -105,6 +106,7 @@ export const HELP: Record<string, string> = {
   http: loopback endpoints pass only with TRACEFETCH_ALLOW_LOOPBACK=1, as in the gateway.
 `,
   conformance: `usage: tracefetch conformance URL [--name N --scope S] [options]
+       tracefetch conformance --manifest FILE --provider NAME [options]
        npm run conformance -- URL [--name N --scope S] [options]   (the same command)
 
   calls a provider endpoint as the gateway would and prints every exchange with its verdict;
@@ -115,6 +117,10 @@ export const HELP: Record<string, string> = {
   --query Q            a query that finds something, for the limit cases (default "search")
   --timeout-ms N       per request (default 10000)
   --token-env VAR      send "authorization: Bearer $VAR" with every request
+  --manifest FILE, --provider NAME
+                       check that manifest entry as the gateway calls it: its endpoint, name
+                       and scope, its bearer secret's variable, and for transport "mcp" the MCP
+                       cases (initialize, the tool listed, searches mapped as the entry says)
   --json               print an envelope (command conformance) listing each case
 `,
   replay: `usage: tracefetch replay TRACES.jsonl (--manifest FILE | --default) [options]
@@ -141,5 +147,13 @@ export const HELP: Record<string, string> = {
 
   runs the gateway as npm start does (HOST, PORT, TRACEFETCH_MANIFEST and the other variables
   apply; the options override them). Stops on Ctrl-C.
+`,
+  mcp: `usage: tracefetch mcp [--gateway URL | --manifest FILE | --default]
+
+  the gateway's MCP tools (search, expand, providers, status) over stdio, for a desktop client
+  that runs a command (docs/mcp.md). Relays to the gateway's /mcp: --gateway URL, else the one
+  saved by connect, else http://127.0.0.1:8787, with the token as search sends it. Or runs the
+  gateway in this process: --manifest FILE, or the embedded default with --default.
+  stdout carries JSON-RPC only; diagnostics go to stderr. Stops when stdin ends.
 `,
 };

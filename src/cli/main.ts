@@ -80,6 +80,10 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
     command: "unknown",
     load: async () => (await import("./serve-command.ts")).serveCommand,
   },
+  mcp: {
+    command: "unknown",
+    load: async () => (await import("./mcp-command.ts")).mcpCommand,
+  },
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,12 +1,14 @@
 /**
  * How this configuration reaches one provider: whether it can at all, and the client that does
- * (in process for a built-in, over HTTP otherwise), and the token it carries when it takes one.
+ * (in process for a built-in, an MCP tool for `transport: "mcp"`, over HTTP otherwise), and the token it carries when it takes one.
  * GatewayState keeps one client and one concurrency gate per provider (ProviderLinks).
  */
 import { BUILTIN_NAMES, type BuiltinName, type SkipReason } from "../protocol/codes.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
+import { mcpProvider } from "../transport/mcp-provider.ts";
+import { VERSION } from "../protocol/version.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
 import { Semaphore } from "../io/gate.ts";
 import type { SearchDeps } from "../core/search.ts";
@@ -42,6 +44,18 @@ export function clientFor(config: ResolvedConfig, spec: ProviderSpec): ProviderC
     return inProcessProvider(adapter);
   }
   const secret = spec.auth.type === "bearer" ? config.secrets.get(spec.auth.secret) : undefined;
+  if (spec.transport === "mcp" && spec.mcp !== undefined) {
+    return mcpProvider({
+      name: spec.name,
+      scope: spec.scope,
+      endpoint: spec.endpoint as string,
+      mapping: spec.mcp,
+      clientVersion: VERSION,
+      exchange: config.exchange,
+      now: config.wallClock,
+      ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
+    });
+  }
   return httpProvider({
     name: spec.name,
     scope: spec.scope,

@@ -21,4 +21,4 @@ export * from "./gateway-state.ts";
 export * from "./mining/mod.ts";
 export * from "./search-run.ts";
 export * from "./slots.ts";
-export * from "./version.ts";
+export * from "../protocol/version.ts";

@@ -19,7 +19,7 @@ import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import { signReceipt } from "../auth/fetch-receipt.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
 import type { CallerAsk } from "../gateway/caller-limits.ts";
-import { VERSION } from "../gateway/version.ts";
+import { VERSION } from "../protocol/version.ts";
 import {
   type Connector,
   createRobotsCache,

@@ -8,7 +8,7 @@ import type { Caller } from "../core/caller.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
-import { VERSION } from "../gateway/version.ts";
+import { VERSION } from "../protocol/version.ts";
 import { envelopeResponse, NO_SNIFF, problemResponse } from "./respond.ts";
 import { DOCS, ROUTES } from "./route-table.ts";
 import { isSchemaName, SCHEMA_NAMES } from "../protocol/schema-names.ts";

@@ -51,7 +51,8 @@ export type ConformanceRequest = {
 };
 
 export type ConformanceEntry = {
-  case: ConformanceCaseName;
+  /** An HTTP provider's case, or an MCP provider entry's (src/kit/conformance-mcp.ts). */
+  case: ConformanceCaseName | `mcp-${string}`;
   /** What the case checks, in one sentence. */
   expects: string;
   request: ConformanceRequest;

@@ -141,7 +141,7 @@ export const ProviderListingSchema = v.strictObject({
   sensitivity: v.picklist(SENSITIVITIES),
   isolated: v.boolean(),
   cost_micros: Int,
-  transport: v.picklist(["builtin", "http"]),
+  transport: v.picklist(["builtin", "http", "mcp"]),
 });
 export type ProviderListing = v.InferOutput<typeof ProviderListingSchema>;
 

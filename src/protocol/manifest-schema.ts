@@ -21,6 +21,7 @@ import {
 } from "./limits.ts";
 import { SENSITIVITIES } from "./codes.ts";
 import { MAX_FETCH_POLICY_ENTRIES } from "./fetch-limits.ts";
+import { type McpMapping, McpMappingSchema } from "./mcp-mapping.ts";
 
 export const MANIFEST_VERSION = "tracefetch.providers.v1";
 
@@ -45,6 +46,10 @@ export const ProviderEntrySchema = v.strictObject({
   name: Name,
   scope: Name,
   endpoint: v.optional(v.pipe(v.string(), v.maxLength(MAX_ENDPOINT_CHARS))),
+  /** How the endpoint is spoken to: the provider protocol (the default) or an MCP search tool. */
+  transport: v.optional(v.picklist(["http", "mcp"])),
+  /** For `transport: "mcp"`: the tool, its arguments and how its answer maps to candidates. */
+  mcp: v.optional(McpMappingSchema),
   timeout_seconds: v.optional(
     v.pipe(v.number(), v.minValue(0), v.maxValue(MAX_PROVIDER_TIMEOUT_SECONDS)),
     DEFAULT_PROVIDER_TIMEOUT_SECONDS,
@@ -130,12 +135,14 @@ export const ManifestSchema = v.strictObject({
 type ParsedEntry = v.InferOutput<typeof ProviderEntrySchema>;
 
 /** One provider after validation: every default applied, auth resolved. */
-export type ProviderSpec = Omit<ParsedEntry, "auth" | "endpoint"> & {
+export type ProviderSpec = Omit<ParsedEntry, "auth" | "endpoint" | "transport" | "mcp"> & {
   auth: ProviderAuth;
   /** Absent for built-ins. */
   endpoint?: string;
-  /** Where it runs: in process (reserved name, no endpoint) or over HTTP. */
-  transport: "builtin" | "http";
+  /** Where it runs: in process (reserved name, no endpoint), over HTTP, or as an MCP tool. */
+  transport: "builtin" | "http" | "mcp";
+  /** Present exactly when the transport is `mcp`. */
+  mcp?: McpMapping;
 };
 
 export type Manifest = {

@@ -20,6 +20,7 @@ import {
 } from "./manifest-schema.ts";
 import { isRecord } from "./json-value.ts";
 import { endpointProblem } from "./url-policy.ts";
+import { mappingProblems, MCP_FIELD_NAMES, McpMappingSchema } from "./mcp-mapping.ts";
 
 export type ManifestIssue = {
   /** The provider's name, when the problem belongs to one. */
@@ -124,12 +125,22 @@ export function validateManifest(input: unknown, options: ManifestOptions): Mani
         `must be {"type":"gateway-token"} for a sensitive (${entry.sensitivity}) provider`,
       );
     }
-    const { endpoint, auth: _auth, ...rest } = entry;
+    const mcp = entry.transport === "mcp";
+    if (mcp && entry.mcp === undefined) at("mcp", 'is required for transport "mcp"');
+    if (!mcp && entry.mcp !== undefined) {
+      at("mcp", 'is only read with "transport": "mcp"; add that, or remove the block');
+    }
+    if (builtin && entry.transport !== undefined) at("transport", "is not set for a built-in");
+    for (const problem of mcp && entry.mcp ? mappingProblems(entry.mcp) : []) {
+      at(`mcp.${problem.field}`, problem.message);
+    }
+    const { endpoint, auth: _auth, transport: _transport, mcp: mapping, ...rest } = entry;
     providers.push({
       ...rest,
       auth,
       ...(endpoint === undefined ? {} : { endpoint }),
-      transport: endpoint === undefined ? "builtin" : "http",
+      transport: endpoint === undefined ? "builtin" : mcp ? "mcp" : "http",
+      ...(mcp && mapping ? { mcp: mapping } : {}),
     } as ProviderSpec);
   });
   const tiers = parsed.output.tiers ?? {};
@@ -205,6 +216,9 @@ function knownFields(path: readonly PathItem[]): readonly string[] {
     return Object.keys(ProviderEntrySchema.entries);
   }
   if (parents[0] === "providers" && parents[2] === "auth") return ["type", "secret"];
+  if (parents[0] === "providers" && parents[2] === "mcp") {
+    return parents.length === 3 ? Object.keys(McpMappingSchema.entries) : MCP_FIELD_NAMES;
+  }
   if (parents[0] === "tiers" && parents.length === 2) return Object.keys(TierSchema.entries);
   if (parents[0] === "caller_limits") return Object.keys(CallerLimitsSchema.entries);
   if (parents[0] === "fetch") return Object.keys(FetchBlockSchema.entries);

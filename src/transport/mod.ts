@@ -32,6 +32,7 @@ export * from "./classify-thrown.ts";
 export * from "./failure.ts";
 export * from "./http-provider.ts";
 export * from "./in-process-provider.ts";
+export * from "./mcp-provider.ts";
 export * from "./provider-client.ts";
 export * from "./read-answer.ts";
 export * from "./settle-answer.ts";

@@ -45,7 +45,7 @@ import { isRecord } from "../../protocol/json-value.ts";
 import { problemEnvelope } from "../../envelope/build-envelope.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
 import type { ResolvedConfig } from "../../config/gateway-config.ts";
-import { VERSION } from "../../gateway/version.ts";
+import { VERSION } from "../../protocol/version.ts";
 import { decodeUtf8 } from "../../io/bounded-reader.ts";
 import type { GatewayEnv } from "../caller-middleware.ts";
 import { afterAnswer } from "../after-answer.ts";

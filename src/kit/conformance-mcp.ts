@@ -1,0 +1,298 @@
+/**
+ * runMcpConformance(endpoint, options): an MCP provider entry (`transport: "mcp"`) checked the way
+ * the gateway would use it, one JSON-RPC exchange per case, each reported with its request, its
+ * answer and its verdict, in the report formatTranscript prints. The tool's answers are judged by
+ * the gateway's own mapping (src/transport/mcp-answer.ts), so a pass here is a success there.
+ */
+import { DEFAULT_CONFORMANCE_QUERY, MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
+import { isRecord, parseJson } from "../protocol/json-value.ts";
+import { fillArguments, type McpMapping } from "../protocol/mcp-mapping.ts";
+import { endpointProblem } from "../protocol/url-policy.ts";
+import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
+import { redact } from "../io/redact.ts";
+import { MCP_PROTOCOL_VERSION, sseMessages } from "../transport/mcp-rpc.ts";
+import { answerFromToolResult } from "../transport/mcp-answer.ts";
+import {
+  type ConformanceEntry,
+  type ConformanceReport,
+  DEFAULT_CONFORMANCE_TIMEOUT_MS,
+  MAX_REPORTED_BODY_CHARS,
+  NONSENSE_QUERY_PREFIX,
+} from "./conformance.ts";
+
+export const MCP_CONFORMANCE_CASES = [
+  "mcp-initialize",
+  "mcp-initialized",
+  "mcp-tool-listed",
+  "mcp-search",
+  "mcp-limit",
+  "mcp-honest-empty",
+] as const;
+export type McpConformanceCaseName = (typeof MCP_CONFORMANCE_CASES)[number];
+
+export type McpConformanceOptions = {
+  name: string;
+  scope: string;
+  mapping: McpMapping;
+  fetch?: typeof fetch;
+  /** Per request, from sending it to the end of its body. */
+  timeoutMs?: number;
+  /** Sent with every request (authorization); their values never appear in a report. */
+  headers?: Record<string, string>;
+  query?: string;
+};
+
+type Sent = {
+  response: ConformanceEntry["response"];
+  /** The JSON-RPC messages of the answer (a JSON body or SSE events). */
+  messages: unknown[];
+  session: string | null;
+  failure?: string;
+};
+
+export async function runMcpConformance(
+  endpoint: string,
+  options: McpConformanceOptions,
+): Promise<ConformanceReport> {
+  const problem = endpointProblem(endpoint, true);
+  if (problem !== null) throw new TypeError(`the endpoint ${problem}`);
+  const query = options.query ?? DEFAULT_CONFORMANCE_QUERY;
+  const { mapping } = options;
+  const declared = { name: options.name, scope: options.scope };
+  const cases: ConformanceEntry[] = [];
+  let session: string | null = null;
+  let version: string | null = null;
+  let id = 0;
+  const exchange = async (
+    name: McpConformanceCaseName,
+    expects: string,
+    message: { method: string; params?: Record<string, unknown> },
+    judge: (sent: Sent, result: unknown) => { fail: string[]; advice: string[] },
+    notification = false,
+  ) => {
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      ...(notification ? {} : { id: ++id }),
+      ...message,
+    });
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(session === null ? {} : { "mcp-session-id": session }),
+      ...(version === null ? {} : { "mcp-protocol-version": version }),
+    };
+    const shown = { ...headers };
+    for (const key of Object.keys(options.headers ?? {}).sort()) {
+      shown[key.toLowerCase()] = "[redacted]";
+    }
+    const sent = await send(endpoint, { ...options.headers, ...headers }, body, options);
+    session = sent.session ?? session;
+    const response = sent.messages.find((m) => isRecord(m) && m.id === id);
+    let judged: { fail: string[]; advice: string[] };
+    if (sent.failure !== undefined) judged = { fail: [sent.failure], advice: [] };
+    else if (notification) judged = judge(sent, undefined);
+    else if (!isRecord(response)) {
+      judged = { fail: ["the answer holds no JSON-RPC response to the request"], advice: [] };
+    } else if (isRecord(response.error)) {
+      judged = { fail: [`JSON-RPC error: ${redact(JSON.stringify(response.error))}`], advice: [] };
+    } else judged = judge(sent, response.result);
+    cases.push({
+      case: name,
+      expects,
+      request: { method: "POST", headers: shown, body },
+      response: sent.response,
+      verdict: judged.fail.length > 0 ? "fail" : "pass",
+      reasons: [...judged.fail, ...judged.advice.map((a) => `advice: ${a}`)],
+    });
+    return judged.fail.length === 0;
+  };
+  const pass = { fail: [], advice: [] };
+  const call = (q: string, limit: number) => ({
+    method: "tools/call",
+    params: {
+      name: mapping.tool,
+      arguments: fillArguments(mapping.arguments, { query: q, limit }),
+    },
+  });
+
+  const opened = await exchange(
+    "mcp-initialize",
+    "initialize answers a result naming the protocol revision it speaks",
+    {
+      method: "initialize",
+      params: {
+        protocolVersion: MCP_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "tracefetch-conformance", version: "1" },
+      },
+    },
+    (_sent, result) => {
+      if (!isRecord(result) || typeof result.protocolVersion !== "string") {
+        return { fail: ["the result names no protocolVersion"], advice: [] };
+      }
+      version = result.protocolVersion;
+      return pass;
+    },
+  );
+  if (opened) {
+    await exchange(
+      "mcp-initialized",
+      "notifications/initialized is accepted (202 or another 2xx)",
+      {
+        method: "notifications/initialized",
+      },
+      (sent) => {
+        const status = sent.response?.status ?? 0;
+        return status >= 200 && status < 300 ? pass : { fail: [`HTTP ${status}`], advice: [] };
+      },
+      true,
+    );
+    const listed = await exchange(
+      "mcp-tool-listed",
+      `tools/list names the tool "${mapping.tool}"`,
+      {
+        method: "tools/list",
+      },
+      (_sent, result) => {
+        const tools = isRecord(result) && Array.isArray(result.tools)
+          ? result.tools.filter(isRecord).map((t) => String(t.name))
+          : [];
+        return tools.includes(mapping.tool) ? pass : {
+          fail: [
+            `no tool "${mapping.tool}" among ${tools.length} (${
+              tools.slice(0, 20).join(", ")
+            }); the gateway reports adapter_unavailable`,
+          ],
+          advice: [],
+        };
+      },
+    );
+    if (listed) {
+      await exchange(
+        "mcp-search",
+        `a search for ${JSON.stringify(query)} maps to at least one valid candidate`,
+        call(query, 10),
+        (_sent, result) => {
+          const mapped = answerFromToolResult(result, mapping, declared, 10);
+          if (mapped.kind === "failure") {
+            return { fail: [`${mapped.code}: ${mapped.message}`], advice: [] };
+          }
+          return mapped.candidates.length > 0 ? pass : {
+            fail: [],
+            advice: [
+              `nothing found for ${
+                JSON.stringify(query)
+              }: pass --query with words the server holds`,
+            ],
+          };
+        },
+      );
+      await exchange(
+        "mcp-limit",
+        "a search with limit 1 maps, and the tool is told the limit",
+        call(query, 1),
+        (_sent, result) => {
+          const mapped = answerFromToolResult(result, mapping, declared, Number.MAX_SAFE_INTEGER);
+          if (mapped.kind === "failure") {
+            return { fail: [`${mapped.code}: ${mapped.message}`], advice: [] };
+          }
+          const advice = [];
+          if (!JSON.stringify(mapping.arguments).includes('"{limit}"')) {
+            advice.push(
+              'the arguments pass no "{limit}": the gateway keeps the first results the tool sends',
+            );
+          } else if (mapped.candidates.length > 1) {
+            advice.push(
+              `the tool sent ${mapped.candidates.length} results for limit 1; the gateway keeps the first`,
+            );
+          }
+          return { fail: [], advice };
+        },
+      );
+      await exchange(
+        "mcp-honest-empty",
+        "a query nothing matches is a list, possibly empty, never isError",
+        call(`${NONSENSE_QUERY_PREFIX}${hex(8)}`, 10),
+        (_sent, result) => {
+          const mapped = answerFromToolResult(result, mapping, declared, 10);
+          if (mapped.kind === "failure") {
+            return { fail: [`${mapped.code}: ${mapped.message}`], advice: [] };
+          }
+          return mapped.candidates.length === 0 ? pass : {
+            fail: [],
+            advice: [`${mapped.candidates.length} results for a nonsense query`],
+          };
+        },
+      );
+    }
+  }
+  const url = new URL(endpoint);
+  url.username = "";
+  url.password = "";
+  return {
+    endpoint: url.href,
+    name: options.name,
+    scope: options.scope,
+    reported: null,
+    query,
+    ok: cases.every((c) => c.verdict !== "fail") && cases.length === MCP_CONFORMANCE_CASES.length,
+    cases,
+  };
+}
+
+/** One POST, bounded in time and bytes, its answer's JSON-RPC messages read from JSON or SSE. */
+async function send(
+  endpoint: string,
+  headers: Record<string, string>,
+  body: string,
+  options: McpConformanceOptions,
+): Promise<Sent> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CONFORMANCE_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const res = await (options.fetch ?? fetch)(endpoint, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    const session = res.headers.get("mcp-session-id");
+    const read = await readBounded(res.body, MAX_PROVIDER_BODY_BYTES, null);
+    const text = read.ok ? decodeUtf8(read.bytes) ?? "" : "";
+    const points = Array.from(text);
+    const response = {
+      status: res.status,
+      content_type: res.headers.get("content-type"),
+      body: points.slice(0, MAX_REPORTED_BODY_CHARS).join(""),
+      truncated: points.length > MAX_REPORTED_BODY_CHARS,
+      bytes: read.ok ? read.bytes.byteLength : read.read,
+    };
+    if (!read.ok) {
+      return {
+        response,
+        messages: [],
+        session,
+        failure: `the body passed ${MAX_PROVIDER_BODY_BYTES} bytes`,
+      };
+    }
+    const sse = /^text\/event-stream/i.test(response.content_type ?? "");
+    const json = sse ? sseMessages(text) : parseJson(text);
+    const messages = json === undefined ? [] : Array.isArray(json) ? json : [json];
+    const failure = res.status >= 300 ? `HTTP ${res.status}` : undefined;
+    return { response, messages, session, ...(failure === undefined ? {} : { failure }) };
+  } catch (error) {
+    const failure = controller.signal.aborted
+      ? `no complete answer within ${timeoutMs} ms`
+      : `no answer: ${redact(error instanceof Error ? error.message : String(error))}`;
+    return { response: null, messages: [], session: null, failure };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function hex(bytes: number): string {
+  const random = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
+}

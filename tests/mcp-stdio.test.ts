@@ -1,0 +1,232 @@
+/**
+ * `tracefetch mcp`: the gateway's MCP tools over stdio, relayed to a gateway (--gateway URL) or
+ * served in process (--default, --manifest), for the official SDK's stdio client and for the MCP
+ * Inspector's CLI mode, each a real process. Same tools and same text as `/mcp` itself.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
+import { listen as nodeListen } from "../src/runtime/node-listen.ts";
+import { readSettings } from "../src/config/settings.ts";
+import { cleanEnv, runCli } from "./support/cli.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const BIN = join(ROOT, "bin/tracefetch.js");
+const INSPECTOR = join(ROOT, "node_modules/.bin/mcp-inspector-cli");
+/** How long one stdio session may take here: a start, a search of the embedded default, a stop. */
+const SESSION_MS = 30_000;
+
+const isDeno = "Deno" in globalThis;
+const denoListen: Listen = (fetch, hostname, port) =>
+  new Promise((resolve) => {
+    // deno-lint-ignore no-explicit-any
+    const server = (globalThis as any).Deno.serve({
+      hostname,
+      port,
+      onListen: (addr: { port: number }) =>
+        resolve({ port: addr.port, close: () => server.shutdown() }),
+    }, fetch);
+  });
+
+type ToolText = { tools: string[]; text: string; structured: Record<string, unknown> };
+
+/** The SDK's own stdio client against `tracefetch mcp ARGS`: the tool list and a search. */
+async function overStdio(args: string[]): Promise<ToolText & { stderr: string }> {
+  const transport = new StdioClientTransport({
+    command: "node",
+    args: [BIN, "mcp", ...args],
+    env: { ...cleanEnv(), NO_COLOR: "1" },
+    stderr: "pipe",
+  });
+  const stderr: Buffer[] = [];
+  transport.stderr?.on("data", (c: Buffer) => stderr.push(c));
+  const client = new Client({ name: "stdio-test", version: "1" });
+  await client.connect(transport);
+  try {
+    return { ...await toolText(client), stderr: Buffer.concat(stderr).toString("utf8") };
+  } finally {
+    await client.close();
+  }
+}
+
+async function toolText(client: Client): Promise<ToolText> {
+  const { tools } = await client.listTools();
+  const result = await client.callTool({
+    name: "search",
+    arguments: { query: "deadline", limit: 3 },
+  });
+  const [block] = result.content as Array<{ type: string; text: string }>;
+  return {
+    tools: tools.map((t) => t.name).sort(),
+    text: block?.text ?? "",
+    structured: result.structuredContent as Record<string, unknown>,
+  };
+}
+
+/** The text without its timings, which differ from one search to the next. */
+const untimed = (text: string) => text.replace(/ in \d+ ms/g, "");
+
+/** The Inspector's CLI mode (`--cli`), a process of its own, against `tracefetch mcp ARGS`. */
+function inspector(
+  args: string[],
+  method: string[],
+): Promise<{ code: number | null; out: string; err: string }> {
+  // It finds its own package.json by a path it tests against the working folder; run it one
+  // folder below the checkout's root, where that path resolves.
+  const child = spawn("node", [INSPECTOR, "--cli", "node", BIN, "mcp", ...args, ...method], {
+    cwd: join(ROOT, "src"),
+    env: { ...cleanEnv(), NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on("data", (c: Buffer) => out.push(c));
+  child.stderr.on("data", (c: Buffer) => err.push(c));
+  const timer = setTimeout(() => child.kill(), SESSION_MS);
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        out: Buffer.concat(out).toString("utf8"),
+        err: Buffer.concat(err).toString("utf8"),
+      });
+    })
+  );
+}
+
+describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
+  timeout: 4 * SESSION_MS,
+}, () => {
+  let gateway: Launched;
+  let http: ToolText;
+
+  before(async () => {
+    gateway = await launch(
+      readSettings({ PORT: "0", TRACEFETCH_DESCRIBE_PROVIDERS: "off" }),
+      isDeno ? denoListen : nodeListen,
+    );
+    const client = new Client({ name: "http-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", gateway.url)));
+    http = await toolText(client);
+    await client.close();
+  });
+  after(() => gateway?.close());
+
+  it("--gateway URL: the SDK's stdio client gets the tools and text of the gateway's /mcp", async () => {
+    const stdio = await overStdio(["--gateway", gateway.url]);
+    assert.deepEqual(stdio.tools, http.tools);
+    assert.deepEqual(stdio.tools, ["expand", "providers", "search", "status"]);
+    assert.equal(untimed(stdio.text), untimed(http.text));
+    assert.equal(stdio.structured.code, "ok");
+    assert.match(stdio.stderr, /relaying stdio to http:\/\/127\.0\.0\.1:\d+\/mcp/);
+  });
+
+  it("--default: the same tools and text, the gateway running in the CLI's process", async () => {
+    const stdio = await overStdio(["--default"]);
+    assert.deepEqual(stdio.tools, http.tools);
+    assert.equal(untimed(stdio.text), untimed(http.text));
+    assert.match(stdio.stderr, /serving embedded default manifest in process/);
+  });
+
+  it("a call with a progress token gets the gateway's progress notifications through the relay", async () => {
+    const transport = new StdioClientTransport({
+      command: "node",
+      args: [BIN, "mcp", "--gateway", gateway.url],
+      env: { ...cleanEnv(), NO_COLOR: "1" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "stdio-progress", version: "1" });
+    await client.connect(transport);
+    try {
+      const progress: string[] = [];
+      const result = await client.callTool(
+        { name: "search", arguments: { query: "deadline", limit: 3 } },
+        undefined,
+        { onprogress: (p) => progress.push(String(p.message)) },
+      );
+      assert.equal((result.structuredContent as { code: string }).code, "ok");
+      assert.ok(progress.length >= 1, "at least one provider's progress");
+      assert.ok(progress.some((m) => /workspace/.test(m)), JSON.stringify(progress));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("--manifest FILE serves that manifest's providers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tracefetch-mcp-stdio-"));
+    try {
+      const file = join(dir, "manifest.json");
+      await writeFile(
+        file,
+        JSON.stringify({
+          schema_version: "tracefetch.providers.v1",
+          providers: [{ name: "workspace", scope: "local" }],
+        }),
+      );
+      const stdio = await overStdio(["--manifest", file]);
+      assert.equal(stdio.structured.code, "ok");
+      assert.match(stdio.text, /provider workspace: \d+ results/);
+      assert.doesNotMatch(stdio.text, /provider engineering/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the Inspector's CLI lists the tools and runs a search, over --gateway and --default", {
+    skip: !existsSync(INSPECTOR) && "node_modules/.bin/mcp-inspector-cli is not installed",
+  }, async () => {
+    for (const args of [["--gateway", gateway.url], ["--default"]]) {
+      const listed = await inspector(args, ["--method", "tools/list"]);
+      assert.equal(listed.code, 0, listed.err);
+      const names = (JSON.parse(listed.out).tools as Array<{ name: string }>).map((t) => t.name)
+        .sort();
+      assert.deepEqual(names, http.tools);
+      const called = await inspector(args, [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "search",
+        "--tool-arg",
+        "query=deadline",
+        "--tool-arg",
+        "limit=3",
+      ]);
+      assert.equal(called.code, 0, called.err);
+      const result = JSON.parse(called.out);
+      assert.equal(untimed(result.content[0].text), untimed(http.text));
+    }
+  });
+
+  it("a refusal before the relay starts is one line on stderr, exit 2, and nothing on stdout", async () => {
+    const run = await runCli(["mcp", "--gateway", "ftp://x.example"]);
+    assert.equal(run.code, 2);
+    assert.equal(run.stdout, "");
+    assert.match(run.stderr, /^tracefetch mcp: the gateway URL/);
+    const both = await runCli(["mcp", "--default", "--gateway", gateway.url]);
+    assert.equal(both.code, 2);
+    assert.equal(both.stdout, "");
+  });
+
+  it("a gateway that cannot be reached answers each request with a JSON-RPC error, on stdout only", async () => {
+    const input = `${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })}\n`;
+    const run = await runCli(["mcp", "--gateway", "http://127.0.0.1:9"], { input });
+    assert.equal(run.code, 0);
+    const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].id, 7);
+    assert.match(lines[0].error.message, /could not be reached/);
+  });
+});
