@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import { RedisAnswerCache } from "../src/state/redis-cache.ts";
+import { parseRedisUrl } from "../src/state/redis-url.ts";
 import { createGateway } from "../src/http/mod.ts";
 import * as redisServer from "./support/redis-server.ts";
 import { answerCacheContract } from "./support/answer-cache-contract.ts";
@@ -28,7 +29,15 @@ const SECRET = "a test secret of at least 32 bytes!";
 
 function cacheOver(url: string, prefix: string, timeoutMs = 250): RedisAnswerCache {
   const now = () => performance.now();
-  return new RedisAnswerCache({ url, prefix, secret: SECRET, timeoutMs, maxBytes: 1 << 20, now });
+  const target = parseRedisUrl(url)!;
+  return new RedisAnswerCache({
+    target,
+    prefix,
+    secret: SECRET,
+    timeoutMs,
+    maxBytes: 1 << 20,
+    now,
+  });
 }
 
 if (missing !== null) {
@@ -87,15 +96,15 @@ if (missing !== null) {
       assert.equal(elsewhere.result.candidates[0].cached, undefined, "not in the other's memory");
       assert.equal(contacts(), 4);
       const keys = await client.keys(`${prefix}*`);
-      assert.deepEqual(keys.filter((k) => k.includes("cache:secret:")), []);
-      assert.ok(keys.some((k) => k.includes("cache:open:")), "public answers are there");
+      assert.deepEqual(keys.filter((k) => k.includes("{cache:secret}:answer:")), []);
+      assert.ok(keys.some((k) => k.includes("{cache:open}:answer:")), "public answers are there");
     });
 
     it("a refresh on one gateway drops the provider's cached answers on the other", () =>
       refreshDrops(pair, world));
 
     it("every key the cache writes carries a TTL, and no key holds a query", async () => {
-      const keys = await client.keys(`${prefix}cache*`);
+      const keys = await client.keys(`${prefix}{cache:*`);
       assert.ok(keys.length > 0);
       for (const key of keys) {
         const ttl = await client.pttl(key);

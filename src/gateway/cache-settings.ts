@@ -6,6 +6,7 @@
 import { ConfigError } from "../protocol/config-error.ts";
 import { DEFAULT_CACHE_MAX_BYTES } from "../protocol/state-limits.ts";
 import { type Env, integer, text } from "./env-values.ts";
+import { parseRedisUrl, REDIS_SCHEMES_TEXT } from "../state/redis-url.ts";
 
 export type CacheVariables = {
   /** TRACEFETCH_CACHE_MAX_BYTES: the bound of this instance's LRU of answers. */
@@ -17,11 +18,9 @@ export type CacheVariables = {
 export function cacheVariables(env: Env): CacheVariables {
   const url = text(env, "TRACEFETCH_CACHE_URL");
   if (url !== null) {
-    const parsed = URL.canParse(url) ? new URL(url) : null;
-    const redis = parsed?.protocol === "redis:" || parsed?.protocol === "rediss:";
-    if (parsed === null || !redis || parsed.hostname === "") {
+    if (parseRedisUrl(url) === null) {
       throw new ConfigError(
-        "TRACEFETCH_CACHE_URL must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/1 (the value is not shown: it may hold a password)",
+        `TRACEFETCH_CACHE_URL must be a ${REDIS_SCHEMES_TEXT} URL such as redis://127.0.0.1:6379/1 (the value is not shown: it may hold a password)`,
       );
     }
   }

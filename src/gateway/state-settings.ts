@@ -11,9 +11,10 @@ import {
   MIN_STATE_SECRET_BYTES,
 } from "../protocol/state-limits.ts";
 import { type Env, integer, text } from "./env-values.ts";
+import { parseRedisUrl, REDIS_SCHEMES_TEXT } from "../state/redis-url.ts";
 
 export type StateVariables = {
-  /** TRACEFETCH_STATE_URL: a redis:// or rediss:// URL; null: no Redis (memory, or a binding). */
+  /** TRACEFETCH_STATE_URL: a Redis URL (redis-url.ts); null: no Redis (memory, or a binding). */
   url: string | null;
   /** TRACEFETCH_STATE_PREFIX: what every key of the gateway in the store starts with. */
   prefix: string;
@@ -23,16 +24,12 @@ export type StateVariables = {
   secret: string | null;
 };
 
-/** The redis URL schemes ioredis speaks: plain, and over TLS. */
-const REDIS_SCHEMES = new Set(["redis:", "rediss:"]);
-
 export function stateVariables(env: Env): StateVariables {
   const url = text(env, "TRACEFETCH_STATE_URL");
   if (url !== null) {
-    const parsed = URL.canParse(url) ? new URL(url) : null;
-    if (parsed === null || !REDIS_SCHEMES.has(parsed.protocol) || parsed.hostname === "") {
+    if (parseRedisUrl(url) === null) {
       throw new ConfigError(
-        "TRACEFETCH_STATE_URL must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (the value is not shown: it may hold a password)",
+        `TRACEFETCH_STATE_URL must be a ${REDIS_SCHEMES_TEXT} URL such as redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:6379,10.0.0.2:6379 (the value is not shown: it may hold a password)`,
       );
     }
   }

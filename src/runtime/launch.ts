@@ -27,6 +27,7 @@ import { requireStateSecret, type StateVariables } from "../gateway/state-settin
 import type { CacheVariables } from "../gateway/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
 import type { SharedState } from "../state/shared-state.ts";
+import { parseRedisUrl, type RedisTarget } from "../state/redis-url.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 
@@ -83,7 +84,10 @@ export async function launch(
     );
     const warnings: string[] = [];
     const state = await sharedState(settings.state);
-    const answerCache = await redisCache(settings.state, settings.cache);
+    const answerCache = await redisCache(settings.state, settings.cache).catch(async (error) => {
+      await state?.close();
+      throw error;
+    });
     const app = createGateway(settings, {
       state,
       answerCache,
@@ -130,7 +134,9 @@ async function sharedState(variables: StateVariables): Promise<SharedState | und
   if (variables.url === null) return undefined;
   // Loaded only when asked for: a gateway without Redis never loads its client.
   const { RedisStore } = await import("../state/redis-state.ts");
-  return new GuardedState(new RedisStore(variables.url, variables.prefix), {
+  const store = new RedisStore(redisTarget(variables.url), variables.prefix);
+  await refuseStart(store);
+  return new GuardedState(store, {
     timeoutMs: variables.timeoutMs,
     secret: requireStateSecret(variables, "TRACEFETCH_STATE_URL"),
     now: () => performance.now(),
@@ -150,8 +156,9 @@ async function redisCache(state: StateVariables, cache: CacheVariables) {
     state,
     cache.url === null ? "TRACEFETCH_STATE_URL" : "TRACEFETCH_CACHE_URL",
   );
-  return new RedisAnswerCache({
-    url,
+  const cached = new RedisAnswerCache({
+    target: redisTarget(url),
+    setting: cache.url === null ? "TRACEFETCH_STATE_URL" : "TRACEFETCH_CACHE_URL",
     prefix: state.prefix,
     secret,
     hmac: (identity) => createHmac("sha256", secret).update(identity).digest("hex"),
@@ -159,6 +166,25 @@ async function redisCache(state: StateVariables, cache: CacheVariables) {
     maxBytes: cache.maxBytes,
     now: () => performance.now(),
   });
+  await refuseStart(cached);
+  return cached;
+}
+
+/** A URL the settings checked, parsed. */
+function redisTarget(url: string): RedisTarget {
+  const target = parseRedisUrl(url);
+  if (target === null) throw new ConfigError("a Redis URL the settings accepted cannot be read");
+  return target;
+}
+
+/** Stops the start, in one line, over a Redis the gateway must not use (a database it lacks). */
+async function refuseStart(
+  store: { startProblem(): Promise<string | null>; close(): Promise<void> },
+): Promise<void> {
+  const problem = await store.startProblem();
+  if (problem === null) return;
+  await store.close();
+  throw new ConfigError(problem);
 }
 
 /** The manifest file TRACEFETCH_MANIFEST names; a path that cannot be read stops the start in one line. */

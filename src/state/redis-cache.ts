@@ -3,10 +3,12 @@
  * TRACEFETCH_CACHE_URL (by default the state's Redis), so that an operator may give the cache a
  * database or an instance whose evictions never touch the state's keys (docs/deploy.md).
  *
- * Keys, each under the prefix: `cache-gen:<provider>`, the provider's generation (a random value
- * that `invalidate` replaces); `cache:<provider>:<generation>:<digest>`, one public provider's
- * answer, `<stored at, ms> <JSON>`, for its TTL. The digest is HMAC-SHA-256 of the answer's
- * identity under TRACEFETCH_STATE_SECRET: the store never learns a query.
+ * Keys, each under the prefix and the provider's hash tag (one slot per provider on a cluster):
+ * `{cache:<provider>}:generation`, the provider's generation (a random value that `invalidate`
+ * replaces); `{cache:<provider>}:answer:<digest>`, one public provider's answer, `<generation>
+ * <stored at, ms> <JSON>`, for its TTL, served only while its generation is the provider's. The
+ * digest is HMAC-SHA-256 of the answer's identity under TRACEFETCH_STATE_SECRET: the store never
+ * learns a query.
  *
  * Invariants:
  * - An answer that is not shared (a provider that is not public or receives gateway tokens) is
@@ -17,9 +19,9 @@
  * - Each lookup is one round trip (the generation and the entry, in one script); ages are read at
  *   the store's clock. A failure or a timeout reads as a miss and stores nothing.
  */
-import { Redis } from "ioredis";
 import { CACHE_GENERATION_TTL_MS } from "../protocol/state-limits.ts";
-import { REDIS_OPTIONS } from "./redis-state.ts";
+import { RedisConnection, taggedKey } from "./redis-connection.ts";
+import type { RedisTarget } from "./redis-url.ts";
 import { type AnswerCache, AnswerLru, CacheCalls, type CacheLookup } from "./answer-cache.ts";
 import { hex, hmacHex, sha256Hex } from "./digests.ts";
 
@@ -28,8 +30,8 @@ const NOW = `local t = redis.call('TIME')
 local now = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))`;
 
 /**
- * KEYS[1] the generation; ARGV: a fresh generation, its TTL, the entries' key base, the digest
- * ('' for the generation alone). Answers {generation, now, entry or nil}.
+ * KEYS: the generation, and the entry (none for the generation alone); ARGV: a fresh generation,
+ * its TTL. Answers {generation, now, entry or nil}.
  */
 const LOOKUP = `local gen = redis.call('GET', KEYS[1])
 if not gen then
@@ -37,24 +39,26 @@ if not gen then
   redis.call('SET', KEYS[1], gen, 'PX', ARGV[2])
 end
 ${NOW}
-if ARGV[4] == '' then return {gen, now} end
-return {gen, now, redis.call('GET', ARGV[3] .. gen .. ':' .. ARGV[4])}`;
+if #KEYS < 2 then return {gen, now} end
+return {gen, now, redis.call('GET', KEYS[2])}`;
 
 /**
- * KEYS[1] the generation; ARGV: the generation read before the provider was asked, the entries'
- * key base, the digest, the entry's TTL, the JSON, the generation's TTL. 1 when stored.
+ * KEYS: the generation, the entry; ARGV: the generation read before the provider was asked, the
+ * entry's TTL, the JSON, the generation's TTL. 1 when stored.
  */
 const STORE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 ${NOW}
-redis.call('SET', ARGV[2] .. ARGV[1] .. ':' .. ARGV[3], now .. ' ' .. ARGV[5], 'PX', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
+redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. now .. ' ' .. ARGV[3], 'PX', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1`;
 
 type Call = (...args: Array<string | number>) => Promise<unknown>;
 
 export type RedisCacheOptions = {
-  /** TRACEFETCH_CACHE_URL, else TRACEFETCH_STATE_URL. */
-  url: string;
+  /** TRACEFETCH_CACHE_URL, else TRACEFETCH_STATE_URL, parsed (redis-url.ts). */
+  target: RedisTarget;
+  /** The variable that named it, for a start problem's line. */
+  setting?: string;
   /** TRACEFETCH_STATE_PREFIX. */
   prefix: string;
   /** TRACEFETCH_STATE_SECRET: the HMAC key of entries' digests. */
@@ -72,36 +76,31 @@ export type RedisCacheOptions = {
 };
 
 export class RedisAnswerCache implements AnswerCache {
-  readonly #client: Redis;
+  readonly #redis: RedisConnection;
   readonly #local: AnswerLru;
-  readonly #ready: Promise<void>;
   #mac: ((text: string) => Promise<string>) | null = null;
   readonly #calls: CacheCalls;
 
   constructor(private readonly options: RedisCacheOptions) {
-    this.#client = new Redis(options.url, {
-      ...REDIS_OPTIONS,
-      // A search's lookups start in one turn: sent as one write, answered in one read.
-      enableAutoPipelining: true,
-    });
-    this.#client.defineCommand("tracefetchCacheLookup", { lua: LOOKUP });
-    this.#client.defineCommand("tracefetchCacheStore", { lua: STORE });
-    // Listened to so that no error goes unhandled; a failed call reads as a miss.
-    this.#client.on("error", () => {});
-    this.#ready = new Promise<void>((resolve) => {
-      for (const event of ["ready", "close", "end"]) this.#client.once(event, () => resolve());
+    this.#redis = new RedisConnection(options.target, {
+      tracefetchCacheLookup: LOOKUP,
+      tracefetchCacheStore: STORE,
     });
     this.#local = new AnswerLru(options.maxBytes, options.now);
     this.#calls = new CacheCalls(options.timeoutMs, options.now);
   }
 
+  /** Why the gateway must not start over this cache (redis-connection.ts), or null. */
+  startProblem(): Promise<string | null> {
+    return this.#redis.startProblem(this.options.setting ?? "TRACEFETCH_CACHE_URL");
+  }
+
   async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
-    const digest = shared ? await this.#hmac(identity) : "";
-    const reply = await this.#run("tracefetchCacheLookup", [this.#genKey(provider)], [
+    const keys = [this.#key(provider, "generation")];
+    if (shared) keys.push(this.#key(provider, `answer:${await this.#hmac(identity)}`));
+    const reply = await this.#run("tracefetchCacheLookup", keys, [
       hex(crypto.getRandomValues(new Uint8Array(16))),
       CACHE_GENERATION_TTL_MS,
-      this.#entryBase(provider),
-      digest,
     ]);
     if (!Array.isArray(reply) || typeof reply[0] !== "string") {
       return { generation: null, found: null };
@@ -111,11 +110,16 @@ export class RedisAnswerCache implements AnswerCache {
       const key = `${provider}:${generation}:${await this.#localKey(identity)}`;
       return { generation, found: this.#local.get(key) };
     }
+    // `<generation> <stored at> <JSON>`: an entry of an earlier generation is a miss.
     const raw: unknown = reply[2];
-    const space = typeof raw === "string" ? raw.indexOf(" ") : -1;
-    if (typeof raw !== "string" || space < 0) return { generation, found: null };
-    const ageMs = Math.max(0, Number(reply[1]) - Number(raw.slice(0, space)));
-    return { generation, found: { text: raw.slice(space + 1), ageMs } };
+    if (typeof raw !== "string" || !raw.startsWith(`${generation} `)) {
+      return { generation, found: null };
+    }
+    const rest = raw.slice(generation.length + 1);
+    const space = rest.indexOf(" ");
+    if (space < 0) return { generation, found: null };
+    const ageMs = Math.max(0, Number(reply[1]) - Number(rest.slice(0, space)));
+    return { generation, found: { text: rest.slice(space + 1), ageMs } };
   }
 
   async store(
@@ -128,7 +132,7 @@ export class RedisAnswerCache implements AnswerCache {
   ): Promise<void> {
     const { generation } = lookup;
     if (generation === null) return;
-    const genKey = this.#genKey(provider);
+    const genKey = this.#key(provider, "generation");
     if (!shared) {
       // Kept only if no refresh replaced the generation since the lookup.
       const now = await this.#run("get", [genKey], []);
@@ -136,10 +140,9 @@ export class RedisAnswerCache implements AnswerCache {
       this.#local.set(`${provider}:${generation}:${await this.#localKey(identity)}`, text, ttlMs);
       return;
     }
-    await this.#run("tracefetchCacheStore", [genKey], [
+    const entry = this.#key(provider, `answer:${await this.#hmac(identity)}`);
+    await this.#run("tracefetchCacheStore", [genKey, entry], [
       generation,
-      this.#entryBase(provider),
-      await this.#hmac(identity),
       Math.max(1, Math.ceil(ttlMs)),
       text,
       CACHE_GENERATION_TTL_MS,
@@ -148,30 +151,27 @@ export class RedisAnswerCache implements AnswerCache {
 
   async invalidate(provider: string): Promise<void> {
     const fresh = hex(crypto.getRandomValues(new Uint8Array(16)));
-    await this.#run("set", [this.#genKey(provider)], [fresh, "PX", CACHE_GENERATION_TTL_MS]);
+    const key = this.#key(provider, "generation");
+    await this.#run("set", [key], [fresh, "PX", CACHE_GENERATION_TTL_MS]);
   }
 
-  async close(): Promise<void> {
-    if (this.#client.status === "ready") await this.#client.quit().catch(() => undefined);
-    if (this.#client.status !== "end") this.#client.disconnect();
+  close(): Promise<void> {
+    return this.#redis.close();
   }
 
-  #genKey(provider: string): string {
-    return `${this.options.prefix}cache-gen:${provider}`;
-  }
-
-  #entryBase(provider: string): string {
-    return `${this.options.prefix}cache:${provider}:`;
+  /** One of a provider's keys, under its hash tag. */
+  #key(provider: string, rest: string): string {
+    return taggedKey(this.options.prefix, `cache:${provider}`, rest);
   }
 
   /** One command within the timeout; null when it failed, timed out, or the store is left alone. */
   #run(name: string, keys: string[], args: Array<string | number>): Promise<unknown> {
-    return this.#calls.run(async () => {
-      await this.#ready;
-      const command = (this.#client as unknown as Record<string, Call>)[name] as Call;
-      // Scripts take the number of keys first; plain commands take their key as an argument.
-      const head = name.startsWith("tracefetch") ? [keys.length, ...keys] : keys;
-      return await command.call(this.#client, ...head, ...args);
+    return this.#calls.run(() => {
+      if (name.startsWith("tracefetch")) return this.#redis.script(name, keys, args);
+      // Plain commands take their key as an argument.
+      const client = this.#redis.client as unknown as Record<string, Call>;
+      const command = client[name] as Call;
+      return this.#redis.send(() => command.call(client, ...keys, ...args));
     });
   }
 
