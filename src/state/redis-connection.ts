@@ -57,7 +57,9 @@ export class RedisConnection {
       ? new Redis(target.url, REDIS_OPTIONS)
       : new Cluster(target.nodes, {
         enableOfflineQueue: false,
-        enableAutoPipelining: true,
+        // ioredis's cluster pipelines check every key of a batch against one slot, and a script's
+        // keys (given after their count) are taken for a batch's: each call is sent on its own.
+        enableAutoPipelining: false,
         clusterRetryStrategy: reconnectDelay,
         slotsRefreshTimeout: REDIS_CONNECT_TIMEOUT_MS,
         redisOptions: {
