@@ -22,6 +22,9 @@ import {
   repeatIsCached,
 } from "./support/answer-cache-scenarios.ts";
 import { manifestOf, runtimePorts, settingsFor } from "./support/gateway.ts";
+import { sign } from "./support/auth-keys.ts";
+import { ADMIN_SCOPE } from "../src/auth/caller.ts";
+import { STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
 
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
@@ -111,6 +114,31 @@ if (missing !== null) {
         assert.ok(ttl > 0, `${key}: ${ttl}`);
         assert.ok(!/repeat-|mine-|refresh-/.test(key), key);
       }
+    });
+
+    it("Redis stopped: a refresh answers 503 state_unavailable (action retry), never ok", async () => {
+      const admin = await sign(world.caller, { sub: "ops", scope: ADMIN_SCOPE });
+      const refresh = () =>
+        pair.a.request("/v1/refresh", {
+          method: "POST",
+          headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+          body: JSON.stringify({ provider: "open" }),
+        });
+      await redis.stop();
+      try {
+        const res = await refresh();
+        const body = await res.json();
+        assert.equal(res.status, 503, JSON.stringify(body));
+        assert.equal(body.code, "state_unavailable");
+        assert.equal(body.action, "retry");
+        assert.equal(body.retryable, true);
+        assert.equal(body.error.field, "provider");
+        assert.ok(body.retry_after_ms > 0);
+      } finally {
+        await redis.restart();
+      }
+      await new Promise((resolve) => setTimeout(resolve, STORE_RETRY_MS + 100));
+      assert.equal((await refresh()).status, 200, "once the store is back, the refresh is done");
     });
 
     it("Redis stopped: a lookup is a miss within the timeout and a store does nothing", async () => {

@@ -234,6 +234,7 @@ const DESIGN_TABLE: Record<string, Row> = {
   locator_expired: usage(410),
   action_unsupported: usage(400),
   provider_failed: [4, "server_error", "report", 502],
+  state_unavailable: [4, "server_error", "retry", 503],
 };
 
 describe("envelope code table", () => {

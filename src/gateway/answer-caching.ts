@@ -46,9 +46,13 @@ export class AnswerCaching {
     return loaded.answerCacheHook({ cache: this.#cache, request, caller, now, later });
   }
 
-  /** A refresh of `provider`: every answer of it cached before is dropped, on every instance. */
-  async invalidate(provider: string): Promise<void> {
-    await this.#cache?.invalidate(provider).catch(() => {});
+  /**
+   * A refresh of `provider`: every answer of it cached before is dropped, on every instance. False
+   * when the store could not be told: its answers may be served until their TTL.
+   */
+  async invalidate(provider: string): Promise<boolean> {
+    if (this.#cache === null) return true;
+    return await this.#cache.invalidate(provider).catch(() => false);
   }
 }
 

@@ -148,6 +148,7 @@ export const ENVELOPE_CODES = [
   "locator_expired",
   "action_unsupported",
   "provider_failed",
+  "state_unavailable",
 ] as const;
 export type EnvelopeCode = (typeof ENVELOPE_CODES)[number];
 

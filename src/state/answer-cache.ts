@@ -35,8 +35,11 @@ export interface AnswerCache {
     ttlMs: number,
     shared: boolean,
   ): Promise<void>;
-  /** A new generation for `provider`: every answer stored before it is unreachable. */
-  invalidate(provider: string): Promise<void>;
+  /**
+   * A new generation for `provider`: every answer stored before it is unreachable. False when the
+   * store could not be told, and answers stored before may still be served until their TTL.
+   */
+  invalidate(provider: string): Promise<boolean>;
 }
 
 /** A call that failed or timed out. */
@@ -155,8 +158,8 @@ export class MemoryAnswerCache implements AnswerCache {
     return Promise.resolve();
   }
 
-  invalidate(provider: string): Promise<void> {
+  invalidate(provider: string): Promise<boolean> {
     this.#generations.set(provider, (this.#generations.get(provider) ?? 0) + 1);
-    return Promise.resolve();
+    return Promise.resolve(true);
   }
 }

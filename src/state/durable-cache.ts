@@ -84,8 +84,8 @@ export class DurableAnswerCache implements AnswerCache {
     this.#local.set(`${provider}:${generation}:${digest}`, text, ttlMs);
   }
 
-  async invalidate(provider: string): Promise<void> {
-    await this.#call(provider, { op: "refresh" });
+  async invalidate(provider: string): Promise<boolean> {
+    return await this.#call(provider, { op: "refresh" }) !== null;
   }
 
   /** One call within the timeout; null when it failed, timed out, or the objects are left alone. */

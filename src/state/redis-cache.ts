@@ -149,10 +149,10 @@ export class RedisAnswerCache implements AnswerCache {
     ]);
   }
 
-  async invalidate(provider: string): Promise<void> {
+  async invalidate(provider: string): Promise<boolean> {
     const fresh = hex(crypto.getRandomValues(new Uint8Array(16)));
     const key = this.#key(provider, "generation");
-    await this.#run("set", [key], [fresh, "PX", CACHE_GENERATION_TTL_MS]);
+    return await this.#run("set", [key], [fresh, "PX", CACHE_GENERATION_TTL_MS]) === "OK";
   }
 
   close(): Promise<void> {
