@@ -84,9 +84,9 @@ export async function launch(
     );
     const warnings: string[] = [];
     const state = await sharedState(settings.state);
-    const answerCache = await redisCache(settings.state, settings.cache).catch(async (error) => {
+    const answerCache = await redisCache(settings.state, settings.cache, state).catch(async (e) => {
       await state?.close();
-      throw error;
+      throw e;
     });
     const app = createGateway(settings, {
       state,
@@ -130,7 +130,7 @@ export async function launch(
  * The store TRACEFETCH_STATE_URL names, behind its timeout and fallback; undefined without it, when
  * each instance keeps its own state in memory.
  */
-async function sharedState(variables: StateVariables): Promise<SharedState | undefined> {
+async function sharedState(variables: StateVariables): Promise<GuardedState | undefined> {
   if (variables.url === null) return undefined;
   // Loaded only when asked for: a gateway without Redis never loads its client.
   const { RedisStore } = await import("../state/redis-state.ts");
@@ -148,7 +148,7 @@ async function sharedState(variables: StateVariables): Promise<SharedState | und
  * The Redis that keeps public providers' answers: TRACEFETCH_CACHE_URL, else the state's; undefined
  * without either, when each instance caches in its own memory.
  */
-async function redisCache(state: StateVariables, cache: CacheVariables) {
+async function redisCache(state: StateVariables, cache: CacheVariables, guard?: GuardedState) {
   const url = cache.url ?? state.url;
   if (url === null) return undefined;
   const { RedisAnswerCache } = await import("../state/redis-cache.ts");
@@ -165,6 +165,8 @@ async function redisCache(state: StateVariables, cache: CacheVariables) {
     timeoutMs: state.timeoutMs,
     maxBytes: cache.maxBytes,
     now: () => performance.now(),
+    // One guard for the state and the cache: one timeout, back-off and `shared_state` entry.
+    calls: guard,
   });
   await refuseStart(cached);
   return cached;

@@ -46,11 +46,17 @@ export interface AnswerCache {
 const FAILED = Symbol("failed");
 
 /**
- * The calls a store-backed cache makes, each within the timeout: one that fails or is late reads
- * as null, and the store is then left alone for STORE_RETRY_MS, so a hanging store costs a search
- * at most one timeout.
+ * How a store-backed cache runs each call: within the timeout, null when it failed or was late,
+ * and the store then left alone for STORE_RETRY_MS. The shared state's guard (GuardedState) is one:
+ * given it, the cache's calls share the state's timeout, back-off, fallback count and
+ * `shared_state` entry in `/v1/status`; CacheCalls is the cache's own, for a cache with no state.
  */
-export class CacheCalls {
+export interface StoreCalls {
+  run<T>(call: () => Promise<T>): Promise<T | null>;
+}
+
+/** A cache's own StoreCalls, for a cache in Redis with no shared state beside it. */
+export class CacheCalls implements StoreCalls {
   #downUntil = 0;
 
   constructor(private readonly timeoutMs: number, private readonly now: () => number) {}

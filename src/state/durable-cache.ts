@@ -13,7 +13,14 @@
  *   TRACEFETCH_STATE_TIMEOUT_MS reads as a miss and stores nothing, and the objects are then left
  *   alone for STORE_RETRY_MS, so an outage costs a search at most one timeout.
  */
-import { type AnswerCache, AnswerLru, CacheCalls, type CacheLookup } from "./answer-cache.ts";
+import {
+  type AnswerCache,
+  AnswerLru,
+  CacheCalls,
+  type CacheLookup,
+  type StoreCalls,
+} from "./answer-cache.ts";
+import { StoreFailure } from "./state-store.ts";
 import { hmacHex } from "./digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
 
@@ -31,6 +38,8 @@ export type DurableCacheOptions = {
   /** TRACEFETCH_CACHE_MAX_BYTES: this isolate's LRU of answers that are not shared. */
   maxBytes: number;
   now: () => number;
+  /** The shared state's guard, when there is one: the cache's calls run under it. */
+  calls?: StoreCalls | undefined;
 };
 
 const MISS: CacheLookup = { generation: null, found: null };
@@ -38,14 +47,14 @@ const MISS: CacheLookup = { generation: null, found: null };
 export class DurableAnswerCache implements AnswerCache {
   readonly #local: AnswerLru;
   #mac: ((text: string) => Promise<string>) | null = null;
-  readonly #calls: CacheCalls;
+  readonly #calls: StoreCalls;
 
   constructor(
     private readonly namespace: CacheNamespace,
     private readonly options: DurableCacheOptions,
   ) {
     this.#local = new AnswerLru(options.maxBytes, options.now);
-    this.#calls = new CacheCalls(options.timeoutMs, options.now);
+    this.#calls = options.calls ?? new CacheCalls(options.timeoutMs, options.now);
   }
 
   async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
@@ -93,7 +102,12 @@ export class DurableAnswerCache implements AnswerCache {
     return this.#calls.run(async () => {
       // A fresh stub each call: one an error broke stays broken, and one is cheap to make.
       const stub = this.namespace.get(this.namespace.idFromName(`cache:${provider}`));
-      return await stub.answers(ask);
+      try {
+        return await stub.answers(ask);
+      } catch {
+        // The reason names the operation only: a runtime's message may name the object.
+        throw new StoreFailure(`a Durable Object call (answers) failed`);
+      }
     });
   }
 

@@ -22,7 +22,13 @@
 import { CACHE_GENERATION_TTL_MS } from "../protocol/state-limits.ts";
 import { RedisConnection, taggedKey } from "./redis-connection.ts";
 import type { RedisTarget } from "./redis-url.ts";
-import { type AnswerCache, AnswerLru, CacheCalls, type CacheLookup } from "./answer-cache.ts";
+import {
+  type AnswerCache,
+  AnswerLru,
+  CacheCalls,
+  type CacheLookup,
+  type StoreCalls,
+} from "./answer-cache.ts";
 import { hex, hmacHex, sha256Hex } from "./digests.ts";
 
 /** The store's time in whole milliseconds, as text, so that no number is formatted by Lua. */
@@ -73,13 +79,15 @@ export type RedisCacheOptions = {
   /** TRACEFETCH_CACHE_MAX_BYTES: this instance's LRU of answers that are not shared. */
   maxBytes: number;
   now: () => number;
+  /** The shared state's guard, when there is one: the cache's calls run under it. */
+  calls?: StoreCalls | undefined;
 };
 
 export class RedisAnswerCache implements AnswerCache {
   readonly #redis: RedisConnection;
   readonly #local: AnswerLru;
   #mac: ((text: string) => Promise<string>) | null = null;
-  readonly #calls: CacheCalls;
+  readonly #calls: StoreCalls;
 
   constructor(private readonly options: RedisCacheOptions) {
     this.#redis = new RedisConnection(options.target, {
@@ -87,7 +95,7 @@ export class RedisAnswerCache implements AnswerCache {
       tracefetchCacheStore: STORE,
     });
     this.#local = new AnswerLru(options.maxBytes, options.now);
-    this.#calls = new CacheCalls(options.timeoutMs, options.now);
+    this.#calls = options.calls ?? new CacheCalls(options.timeoutMs, options.now);
   }
 
   /** Why the gateway must not start over this cache (redis-connection.ts), or null. */
