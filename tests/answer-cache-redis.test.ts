@@ -45,7 +45,6 @@ function cacheOver(
     prefix,
     secret: SECRET,
     timeoutMs,
-    maxBytes: 1 << 20,
     now,
     calls,
   });
@@ -177,11 +176,11 @@ if (missing !== null) {
       });
       states.push(state);
       const cache = made(250, state);
-      assert.notEqual((await cache.lookup("open", "guarded", true)).generation, null);
+      assert.notEqual((await cache.lookup("open", "guarded")).generation, null);
       assert.deepEqual(state.status(), { backend: "redis", state: "ok", fallbacks: 0 });
       await redis.stop();
       try {
-        assert.deepEqual(await cache.lookup("open", "guarded", true), {
+        assert.deepEqual(await cache.lookup("open", "guarded"), {
           generation: null,
           found: null,
         });
@@ -201,9 +200,9 @@ if (missing !== null) {
       const cache = made(100);
       await redis.stop();
       const started = performance.now();
-      const lookup = await cache.lookup("open", "id", true);
+      const lookup = await cache.lookup("open", "id");
       assert.deepEqual(lookup, { generation: null, found: null });
-      await cache.store("open", "id", lookup, "text", 60_000, true);
+      await cache.store("open", "id", lookup, "text", 60_000);
       assert.ok(performance.now() - started < 1_000);
       await redis.restart();
     });

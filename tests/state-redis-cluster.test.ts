@@ -74,7 +74,6 @@ if (missing !== null) {
         prefix,
         secret: SECRET,
         timeoutMs: TIMEOUT_MS,
-        maxBytes: 1 << 20,
         now: clocks.now,
       });
       closing.push(() => cache.close());

@@ -81,7 +81,6 @@ if (missing !== null) {
         prefix,
         secret: SECRET,
         timeoutMs: TIMEOUT_MS,
-        maxBytes: 1 << 20,
         now: clocks.now,
       });
       const settings = settingsFor(manifest, world.env, {

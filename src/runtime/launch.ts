@@ -26,7 +26,6 @@ import { openTraceFile } from "./trace-file-sink.ts";
 import { requireStateSecret, type StateVariables } from "../gateway/state-settings.ts";
 import type { CacheVariables } from "../gateway/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
-import type { SharedState } from "../state/shared-state.ts";
 import { parseRedisUrl, type RedisTarget } from "../state/redis-url.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
@@ -163,7 +162,6 @@ async function redisCache(state: StateVariables, cache: CacheVariables, guard?: 
     secret,
     hmac: (identity) => createHmac("sha256", secret).update(identity).digest("hex"),
     timeoutMs: state.timeoutMs,
-    maxBytes: cache.maxBytes,
     now: () => performance.now(),
     // One guard for the state and the cache: one timeout, back-off and `shared_state` entry.
     calls: guard,

@@ -11,9 +11,6 @@
  * learns a query.
  *
  * Invariants:
- * - An answer that is not shared (a provider that is not public or receives gateway tokens) is
- *   never written here: it stays in this instance's LRU, under the generation read from Redis, so
- *   a refresh on any instance drops it too.
  * - A generation is random, never a counter: one that lapsed or was evicted is replaced by a value
  *   no entry was stored under, so an old answer cannot come back.
  * - Each lookup is one round trip (the generation and the entry, in one script); ages are read at
@@ -22,14 +19,8 @@
 import { CACHE_GENERATION_TTL_MS } from "../protocol/state-limits.ts";
 import { RedisConnection, taggedKey } from "./redis-connection.ts";
 import type { RedisTarget } from "./redis-url.ts";
-import {
-  type AnswerCache,
-  AnswerLru,
-  CacheCalls,
-  type CacheLookup,
-  type StoreCalls,
-} from "./answer-cache.ts";
-import { hex, hmacHex, sha256Hex } from "./digests.ts";
+import { type AnswerCache, CacheCalls, type CacheLookup, type StoreCalls } from "./answer-cache.ts";
+import { hex, hmacHex } from "./digests.ts";
 
 /** The store's time in whole milliseconds, as text, so that no number is formatted by Lua. */
 const NOW = `local t = redis.call('TIME')
@@ -76,8 +67,6 @@ export type RedisCacheOptions = {
   hmac?: ((identity: string) => string) | undefined;
   /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take before it reads as a miss. */
   timeoutMs: number;
-  /** TRACEFETCH_CACHE_MAX_BYTES: this instance's LRU of answers that are not shared. */
-  maxBytes: number;
   now: () => number;
   /** The shared state's guard, when there is one: the cache's calls run under it. */
   calls?: StoreCalls | undefined;
@@ -85,7 +74,6 @@ export type RedisCacheOptions = {
 
 export class RedisAnswerCache implements AnswerCache {
   readonly #redis: RedisConnection;
-  readonly #local: AnswerLru;
   #mac: ((text: string) => Promise<string>) | null = null;
   readonly #calls: StoreCalls;
 
@@ -94,7 +82,6 @@ export class RedisAnswerCache implements AnswerCache {
       tracefetchCacheLookup: LOOKUP,
       tracefetchCacheStore: STORE,
     });
-    this.#local = new AnswerLru(options.maxBytes, options.now);
     this.#calls = options.calls ?? new CacheCalls(options.timeoutMs, options.now);
   }
 
@@ -103,9 +90,9 @@ export class RedisAnswerCache implements AnswerCache {
     return this.#redis.startProblem(this.options.setting ?? "TRACEFETCH_CACHE_URL");
   }
 
-  async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
+  async lookup(provider: string, identity: string | null): Promise<CacheLookup> {
     const keys = [this.#key(provider, "generation")];
-    if (shared) keys.push(this.#key(provider, `answer:${await this.#hmac(identity)}`));
+    if (identity !== null) keys.push(this.#key(provider, `answer:${await this.#hmac(identity)}`));
     const reply = await this.#run("tracefetchCacheLookup", keys, [
       hex(crypto.getRandomValues(new Uint8Array(16))),
       CACHE_GENERATION_TTL_MS,
@@ -114,10 +101,6 @@ export class RedisAnswerCache implements AnswerCache {
       return { generation: null, found: null };
     }
     const generation = reply[0];
-    if (!shared) {
-      const key = `${provider}:${generation}:${await this.#localKey(identity)}`;
-      return { generation, found: this.#local.get(key) };
-    }
     // `<generation> <stored at> <JSON>`: an entry of an earlier generation is a miss.
     const raw: unknown = reply[2];
     if (typeof raw !== "string" || !raw.startsWith(`${generation} `)) {
@@ -136,18 +119,10 @@ export class RedisAnswerCache implements AnswerCache {
     lookup: CacheLookup,
     text: string,
     ttlMs: number,
-    shared: boolean,
   ): Promise<void> {
     const { generation } = lookup;
     if (generation === null) return;
     const genKey = this.#key(provider, "generation");
-    if (!shared) {
-      // Kept only if no refresh replaced the generation since the lookup.
-      const now = await this.#run("get", [genKey], []);
-      if (now !== generation) return;
-      this.#local.set(`${provider}:${generation}:${await this.#localKey(identity)}`, text, ttlMs);
-      return;
-    }
     const entry = this.#key(provider, `answer:${await this.#hmac(identity)}`);
     await this.#run("tracefetchCacheStore", [genKey, entry], [
       generation,
@@ -181,11 +156,6 @@ export class RedisAnswerCache implements AnswerCache {
       const command = client[name] as Call;
       return this.#redis.send(() => command.call(client, ...keys, ...args));
     });
-  }
-
-  /** The key of an answer kept in this instance's memory: any digest of fixed size will do. */
-  #localKey(identity: string): string | Promise<string> {
-    return this.options.hmac?.(identity) ?? sha256Hex(identity);
   }
 
   /** An identity's digest in the store: HMAC-SHA-256 under the state's secret, in hex. */
