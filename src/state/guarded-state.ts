@@ -158,7 +158,7 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
         this.#remember(name, read, this.options.now());
         return effect;
       },
-      () => this.#local.stepBreakerNow(name, event, claimMs),
+      () => this.#local.stepBreaker(name, event, claimMs),
     );
   }
 
