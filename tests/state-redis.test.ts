@@ -15,6 +15,16 @@ import { GuardedState } from "../src/state/guarded-state.ts";
 import { RedisStore } from "../src/state/redis-state.ts";
 import { parseRedisUrl } from "../src/state/redis-url.ts";
 import { type StateStore, StoreFailure } from "../src/state/state-store.ts";
+import { LOG_SEARCH_SCRIPT } from "../src/state/redis-log-script.ts";
+import {
+  EMPTY_LOG,
+  type LogAsk,
+  type LogLimit,
+  type LogVerdict,
+  type SearchLog,
+  searchLogStep,
+} from "../src/core/search-log.ts";
+import { CALLER_COST_BUCKET_MS } from "../src/protocol/limits.ts";
 import * as redisServer from "./support/redis-server.ts";
 import { launch } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
@@ -95,6 +105,15 @@ if (missing !== null) {
         await checkBreakerSteps(store);
       } finally {
         await store.close();
+      }
+    });
+
+    it(`logs a caller's searches in Lua as searchLogStep does, at a clock the test sets (${RUNS} runs of up to ${MAX_EVENTS} searches)`, async () => {
+      const client = new Redis(server.url);
+      try {
+        await checkLogSteps(client);
+      } finally {
+        client.disconnect();
       }
     });
 
@@ -357,3 +376,84 @@ const EXAMPLES: Array<[boolean, Step[]]> = [
   [true, [probe(wait(LONG_WAIT_MS))]],
   [true, [probe(SUCCEEDED, "attempt"), probe(wait(null))]],
 ];
+
+/**
+ * The caller-log script (redis-log-script.ts) with the store's clock replaced by ARGV[8], so that
+ * the test sets `now`: everything after the clock is the script as Redis runs it.
+ */
+function logScriptAt(): string {
+  const clock = /local t = redis\.call\('TIME'\)\nlocal now = [^\n]+\n/;
+  assert.match(LOG_SEARCH_SCRIPT, clock);
+  return LOG_SEARCH_SCRIPT.replace(clock, "local now = tonumber(ARGV[8])\n");
+}
+
+type LogCall = (...args: Array<string | number>) => Promise<unknown>;
+
+/**
+ * Random sequences of asks from one caller, each after a random advance of the clock, logged by
+ * the script and by searchLogStep at the same `now`: the same verdicts, the same waits, and the
+ * same log (what the next ask reads). Windows are seconds or more, so no key's TTL, counted in real
+ * time, lapses within a run.
+ */
+async function checkLogSteps(client: Redis): Promise<void> {
+  client.defineCommand("tracefetchLogAt", { lua: logScriptAt(), numberOfKeys: 2 });
+  const call = (client as unknown as Record<string, LogCall>).tracefetchLogAt as LogCall;
+  let run = 0;
+  const ask = fc.record({
+    advanceMs: fc.constantFrom(0, 0, 1, 7, 500, 1_500, 30_000, 61_000),
+    searches: fc.option(
+      fc.record({ limit: fc.integer({ min: 1, max: 4 }), windowMs: fc.constantFrom(2_000, 5_000) }),
+      { nil: undefined },
+    ),
+    cost: fc.option(
+      fc.record({
+        limit: fc.integer({ min: 1, max: 300 }),
+        windowMs: fc.constantFrom(60_000, 120_000),
+        micros: fc.constantFrom(0, 1, 40, 99, 150, 301),
+      }),
+      { nil: undefined },
+    ),
+  });
+  const property = fc.asyncProperty(
+    fc.array(ask, { minLength: 1, maxLength: MAX_EVENTS }),
+    async (asks) => {
+      const key = `log-property:${++run}:${crypto.randomUUID()}`;
+      let model: SearchLog = EMPTY_LOG;
+      let now = 1_700_000_000_000;
+      for (const { advanceMs, searches, cost } of asks) {
+        now += advanceMs;
+        const logAsk: LogAsk = {
+          ...(searches ? { searches } : {}),
+          ...(cost ? { cost } : {}),
+        };
+        const reply = await call.call(
+          client,
+          `{${key}}:log`,
+          `{${key}}:cost`,
+          searches?.limit ?? 0,
+          searches?.windowMs ?? 1,
+          crypto.randomUUID(),
+          cost?.limit ?? 0,
+          cost?.windowMs ?? 1,
+          cost?.micros ?? 0,
+          CALLER_COST_BUCKET_MS,
+          now,
+        ) as [number, number, string];
+        const expected = searchLogStep(model, now, logAsk);
+        const got: LogVerdict = reply[0] === 1
+          ? { admitted: true }
+          : { admitted: false, limit: reply[2] as LogLimit, retryAfterMs: reply[1] };
+        assert.deepEqual(
+          got,
+          expected.verdict,
+          `${JSON.stringify(logAsk)} at ${now} on ${JSON.stringify(model)}`,
+        );
+        model = expected.log;
+      }
+    },
+  );
+  const limits = { interruptAfterTimeLimit: PROPERTY_LIMIT_MS, markInterruptAsFailure: true };
+  const details = await fc.check(property, { numRuns: RUNS, ...limits });
+  if (details.failed) assert.fail(await fc.asyncDefaultReportMessage(details));
+  assert.equal(details.numRuns, RUNS);
+}
