@@ -61,8 +61,8 @@ export const NODE_ONLY_PACKAGES = ["undici", "@hono/node-server", "tsx"];
  * Workers do not, and the one file each may be imported by: the worker never reaches that file.
  */
 export const SOCKET_PACKAGES = {
-  // The shared state's store and the answer cache's, each over a connection of its own.
-  ioredis: ["src/state/redis-state.ts", "src/state/redis-cache.ts"],
+  // The shared state's store and the answer cache's, each over a connection of its own made here.
+  ioredis: ["src/state/redis-connection.ts"],
 };
 
 /**

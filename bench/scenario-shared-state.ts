@@ -221,7 +221,12 @@ async function leftovers(port: number): Promise<Row> {
   const cli = redisCliPath();
   if (cli === null) return { ...row, gateway: "skipped: no redis-cli", reference: "", target: "" };
   const { dbsize, ttl } = await storeKeys(cli, port, DEFAULT_STATE_PREFIX);
-  const kindOf = (key: string) => key.slice(DEFAULT_STATE_PREFIX.length).split(":")[0] ?? "";
+  // `{provider:<name>}:breaker` is a breaker, `{flight:<digest>}:lease` a flight's (redis-state.ts).
+  const kindOf = (key: string) => {
+    const tagged = /^\{([a-z]+):[^}]*\}:([a-z]+)/.exec(key.slice(DEFAULT_STATE_PREFIX.length));
+    if (tagged === null) return "";
+    return tagged[1] === "provider" ? tagged[2] ?? "" : tagged[1] ?? "";
+  };
   const byKind = new Map<string, number[]>();
   for (const [key, left] of ttl) byKind.set(kindOf(key), [...byKind.get(kindOf(key)) ?? [], left]);
   const bounded = [...ttl].every(([key, left]) =>

@@ -196,7 +196,7 @@ export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete"
           'Only a token granting `tracefetch-admin` may (docs/security.md, "Refresh").',
         requestBody: jsonBody("RefreshRequest"),
         ok: okEnvelope("RefreshResult", "The provider's health once refreshed."),
-        refusals: [...GUARDED, ...BODY, ...ACTION, "forbidden"],
+        refusals: [...GUARDED, ...BODY, ...ACTION, "forbidden", "state_unavailable"],
       },
     },
     "/v1/providers": {

@@ -15,6 +15,7 @@ import {
   STORE_RETRY_MS,
 } from "../src/protocol/state-limits.ts";
 import { answerCacheContract } from "./support/answer-cache-contract.ts";
+import { PlacedAnswers } from "../src/gateway/answer-places.ts";
 
 const SECRET = "a test secret of at least 32 bytes!";
 
@@ -69,7 +70,6 @@ const cacheOver = (namespace: CacheNamespace, timeoutMs = 250) =>
   new DurableAnswerCache(namespace, {
     secret: SECRET,
     timeoutMs,
-    maxBytes: 1 << 20,
     now: () => performance.now(),
   });
 
@@ -81,9 +81,9 @@ describe("DurableAnswerCache keeps the adapter contract", () => {
 describe("a provider's cache object", () => {
   it("stores public answers under an HMAC digest, never the identity, and no private answer", async () => {
     const { namespace, objects } = memoryNamespace();
-    const cache = cacheOver(namespace);
+    const cache = new PlacedAnswers(cacheOver(namespace), 1 << 20, () => performance.now());
     const identity = '{"request":{"query":"a secret query"}}';
-    await cache.store(
+    await cache.keep(
       "open",
       identity,
       await cache.lookup("open", identity, true),
@@ -91,7 +91,7 @@ describe("a provider's cache object", () => {
       60_000,
       true,
     );
-    await cache.store(
+    await cache.keep(
       "own",
       identity,
       await cache.lookup("own", identity, false),
@@ -154,9 +154,9 @@ describe("a cache object that fails or hangs is a miss", () => {
       };
       const cache = cacheOver(namespace, 50);
       const started = performance.now();
-      const lookup = await cache.lookup("open", "id", true);
+      const lookup = await cache.lookup("open", "id");
       assert.deepEqual(lookup, { generation: null, found: null });
-      await cache.store("open", "id", lookup, "text", 60_000, true);
+      await cache.store("open", "id", lookup, "text", 60_000);
       await cache.invalidate("open");
       assert.ok(performance.now() - started < 1_000);
       assert.equal(calls, 1, `the objects are left alone for ${STORE_RETRY_MS} ms after a failure`);

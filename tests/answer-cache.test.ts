@@ -5,6 +5,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { AnswerLru, MemoryAnswerCache } from "../src/state/answer-cache.ts";
+import { PlacedAnswers } from "../src/gateway/answer-places.ts";
 import { answerCacheContract } from "./support/answer-cache-contract.ts";
 import {
   type AppPair,
@@ -166,7 +167,7 @@ describe("what a search keeps", () => {
   });
   /** Offers `kept` to a fresh cache through the hook; whether a later lookup finds it. */
   async function kept(offered: AttemptRecord, over: Record<string, unknown> = {}) {
-    const cache = new MemoryAnswerCache(1 << 24, now);
+    const cache = new PlacedAnswers(new MemoryAnswerCache(1 << 24, now), 1 << 24, now);
     const work: Array<Promise<void>> = [];
     const hook = answerCacheHook({
       cache,
@@ -209,7 +210,7 @@ describe("what a search keeps", () => {
 
   it("a provider without cache_ttl_seconds is never looked up", () => {
     const hook = answerCacheHook({
-      cache: new MemoryAnswerCache(1 << 20, now),
+      cache: new PlacedAnswers(new MemoryAnswerCache(1 << 20, now), 1 << 20, now),
       request: { ...request, view: "full", timeout_ms: 1000 },
       caller: { kind: "anonymous" },
       now,

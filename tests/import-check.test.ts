@@ -397,14 +397,15 @@ describe("import check", () => {
           exports: { ".": { import: "./index.js" } },
         }),
         "node_modules/ioredis/index.js": "export class Redis {}\n",
-        "src/state/redis-state.ts": 'import { Redis } from "ioredis";\nexport const R = Redis;\n',
+        "src/state/redis-connection.ts":
+          'import { Redis } from "ioredis";\nexport const R = Redis;\n',
         "src/core/m.ts": 'import { Redis } from "ioredis";\nexport const R = Redis;\n',
-        "src/runtime/worker.ts": 'export { R } from "../state/redis-state.ts";\n',
+        "src/runtime/worker.ts": 'export { R } from "../state/redis-connection.ts";\n',
       }),
     );
     assert.deepEqual(violations.map(describeViolation).sort(), [
       "sockets:ioredis-only-in-its-adapter: src/core/m.ts -> node_modules/ioredis/index.js",
-      "sockets:worker-never-reaches-a-socket-adapter: src/runtime/worker.ts -> src/state/redis-state.ts",
+      "sockets:worker-never-reaches-a-socket-adapter: src/runtime/worker.ts -> src/state/redis-connection.ts",
     ]);
   });
 

@@ -240,6 +240,7 @@ const DESIGN_TABLE: Record<string, Row> = {
   too_many_redirects: usage(422),
   unsupported_content_type: usage(422),
   fetch_failed: [4, "server_error", "report", 502],
+  state_unavailable: [4, "server_error", "retry", 503],
 };
 
 describe("envelope code table", () => {

@@ -13,9 +13,25 @@ import { type Breaker, type BreakerEvent, breakerStep, type Verdict } from "../s
 import { FLIGHT_LEASE_MS, STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
 import { GuardedState } from "../src/state/guarded-state.ts";
 import { RedisStore } from "../src/state/redis-state.ts";
+import { parseRedisUrl } from "../src/state/redis-url.ts";
 import { type StateStore, StoreFailure } from "../src/state/state-store.ts";
+import { LOG_SEARCH_SCRIPT } from "../src/state/redis-log-script.ts";
+import {
+  EMPTY_LOG,
+  type LogAsk,
+  type LogLimit,
+  type LogVerdict,
+  type SearchLog,
+  searchLogStep,
+} from "../src/core/search-log.ts";
+import { CALLER_COST_BUCKET_MS } from "../src/protocol/limits.ts";
 import * as redisServer from "./support/redis-server.ts";
+import { launch } from "../src/runtime/launch.ts";
+import { listen } from "../src/runtime/node-listen.ts";
+import { readSettings } from "../src/config/settings.ts";
+import { ConfigError } from "../src/protocol/config-error.ts";
 import { stateContract } from "./support/state-contract.ts";
+import { manifestOf } from "./support/gateway.ts";
 
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 /** How long an operation may take while Redis is down: it must fail at once, never wait. */
@@ -32,6 +48,7 @@ const CLAIM_MS = 400;
 const clocks = { now: () => performance.now(), wall: () => Date.now() };
 const options = { ...clocks, timeoutMs: TIMEOUT_MS, secret: "s".repeat(32) };
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const target = (url: string) => parseRedisUrl(url)!;
 const freshPrefix = () => `tracefetch-test:${crypto.randomUUID()}:`;
 const wait = (waitMs: number | null): Verdict => ({ kind: "failure", waitMs });
 const SUCCEEDED: Verdict = { kind: "success" };
@@ -65,7 +82,7 @@ if (missing !== null) {
     function instances(prefix = freshPrefix()) {
       const open: GuardedState[] = [];
       const make = () => {
-        const state = new GuardedState(new RedisStore(server.url, prefix), options);
+        const state = new GuardedState(new RedisStore(target(server.url), prefix), options);
         open.push(state);
         return state;
       };
@@ -83,11 +100,20 @@ if (missing !== null) {
     });
 
     it(`steps a breaker in Lua as breakerStep does, at the store's time (${RUNS} runs of up to ${MAX_EVENTS} events)`, async () => {
-      const store = new RedisStore(server.url, freshPrefix());
+      const store = new RedisStore(target(server.url), freshPrefix());
       try {
         await checkBreakerSteps(store);
       } finally {
         await store.close();
+      }
+    });
+
+    it(`logs a caller's searches in Lua as searchLogStep does, at a clock the test sets (${RUNS} runs of up to ${MAX_EVENTS} searches)`, async () => {
+      const client = new Redis(server.url);
+      try {
+        await checkLogSteps(client);
+      } finally {
+        client.disconnect();
       }
     });
 
@@ -116,14 +142,14 @@ if (missing !== null) {
         const kept = await keys();
         assert.ok(kept.some((k) => k.endsWith(":events")), `an ended flight's events: ${kept}`);
         for (const key of kept) assert.ok(await inspect.pttl(key) > 0, `${key} has no TTL`);
-        const leases = kept.filter((k) => /flight:[0-9a-f]{64}$/.test(k));
+        const leases = kept.filter((k) => /\{flight:[0-9a-f]{64}\}:lease$/.test(k));
         assert.deepEqual(leases, [], "no flight holds a lease once it ended");
         await sleep(FLIGHT_LEASE_MS + 200);
         assert.deepEqual((await keys()).map((k) => k.slice(world.prefix.length)), [
-          "breaker:failing",
-          "breaker:waiting",
-          "lease:describe:leased",
-          "probe:health:stored",
+          "{provider:failing}:breaker",
+          "{provider:leased}:lease:describe",
+          "{provider:stored}:probe:health",
+          "{provider:waiting}:breaker",
         ]);
       } finally {
         inspect.disconnect();
@@ -131,9 +157,63 @@ if (missing !== null) {
       }
     });
 
+    it("a database the server does not have (99 of its 16) fails the start in one line, for the state and the cache", async () => {
+      const state = { TRACEFETCH_STATE_SECRET: "s".repeat(32), PORT: "0", HOST: "127.0.0.1" };
+      const manifest = JSON.stringify(manifestOf([]));
+      for (
+        const [variable, env] of [
+          ["TRACEFETCH_STATE_URL", { TRACEFETCH_STATE_URL: `${server.url}/99` }],
+          [
+            "TRACEFETCH_CACHE_URL",
+            { TRACEFETCH_STATE_URL: `${server.url}/1`, TRACEFETCH_CACHE_URL: `${server.url}/99` },
+          ],
+        ] as const
+      ) {
+        const started = launch(
+          readSettings({ ...state, ...env, TRACEFETCH_MANIFEST: manifest }),
+          listen,
+        );
+        const error = await started.then(async (s) => {
+          await s.close();
+          return null;
+        }, (e: unknown) => e);
+        assert.ok(error instanceof ConfigError, `${variable}: ${error}`);
+        assert.equal(
+          error.message,
+          `${variable} names database 99, which the Redis server does not have (it has databases 0 to its \`databases\` setting minus one)`,
+        );
+        assert.ok(!error.message.includes(String(server.port)));
+      }
+      // Its store, once made, never writes to database 0 instead: every call fails.
+      const prefix = freshPrefix();
+      const store: StateStore = new RedisStore(target(`${server.url}/99`), prefix);
+      const signal = new AbortController().signal;
+      const zero = new Redis(server.url, { lazyConnect: true });
+      try {
+        const failed = await store.stepBreaker("p", failure(), CLAIM_MS, signal).catch((e) => e);
+        assert.ok(failed instanceof StoreFailure);
+        assert.equal(failed.reason, "the store has no database 99");
+        await zero.connect();
+        assert.deepEqual(await zero.keys(`${prefix}*`), [], "nothing landed in database 0");
+      } finally {
+        zero.disconnect();
+        await store.close();
+      }
+      // The last database the server has is taken.
+      const last = new RedisStore(target(`${server.url}/15`), freshPrefix());
+      try {
+        assert.equal(await last.startProblem(), null);
+        assert.deepEqual((await last.stepBreaker("p", failure(), CLAIM_MS)).effect, {
+          kind: "none",
+        });
+      } finally {
+        await last.close();
+      }
+    });
+
     it("with Redis stopped fails within 50 ms naming no address, answers from memory, reads degraded; ok once back", async () => {
       const world = instances();
-      const direct: StateStore = new RedisStore(server.url, world.prefix);
+      const direct: StateStore = new RedisStore(target(server.url), world.prefix);
       const signal = new AbortController().signal;
       let late: StateStore | undefined;
       try {
@@ -152,7 +232,7 @@ if (missing !== null) {
           ["readFlight", () => store.readFlight("k", "id", 0, 0, signal)],
         ];
         // One that never connected: its first connection, with a password, is refused.
-        late = new RedisStore(`redis://:hunter2@127.0.0.1:${server.port}/0`, world.prefix);
+        late = new RedisStore(target(`redis://:hunter2@127.0.0.1:${server.port}/0`), world.prefix);
         for (const [what, call] of [...calls(direct), ...calls(late)]) {
           assertClean(await fast(what, call), server.port);
         }
@@ -296,3 +376,84 @@ const EXAMPLES: Array<[boolean, Step[]]> = [
   [true, [probe(wait(LONG_WAIT_MS))]],
   [true, [probe(SUCCEEDED, "attempt"), probe(wait(null))]],
 ];
+
+/**
+ * The caller-log script (redis-log-script.ts) with the store's clock replaced by ARGV[8], so that
+ * the test sets `now`: everything after the clock is the script as Redis runs it.
+ */
+function logScriptAt(): string {
+  const clock = /local t = redis\.call\('TIME'\)\nlocal now = [^\n]+\n/;
+  assert.match(LOG_SEARCH_SCRIPT, clock);
+  return LOG_SEARCH_SCRIPT.replace(clock, "local now = tonumber(ARGV[8])\n");
+}
+
+type LogCall = (...args: Array<string | number>) => Promise<unknown>;
+
+/**
+ * Random sequences of asks from one caller, each after a random advance of the clock, logged by
+ * the script and by searchLogStep at the same `now`: the same verdicts, the same waits, and the
+ * same log (what the next ask reads). Windows are seconds or more, so no key's TTL, counted in real
+ * time, lapses within a run.
+ */
+async function checkLogSteps(client: Redis): Promise<void> {
+  client.defineCommand("tracefetchLogAt", { lua: logScriptAt(), numberOfKeys: 2 });
+  const call = (client as unknown as Record<string, LogCall>).tracefetchLogAt as LogCall;
+  let run = 0;
+  const ask = fc.record({
+    advanceMs: fc.constantFrom(0, 0, 1, 7, 500, 1_500, 30_000, 61_000),
+    searches: fc.option(
+      fc.record({ limit: fc.integer({ min: 1, max: 4 }), windowMs: fc.constantFrom(2_000, 5_000) }),
+      { nil: undefined },
+    ),
+    cost: fc.option(
+      fc.record({
+        limit: fc.integer({ min: 1, max: 300 }),
+        windowMs: fc.constantFrom(60_000, 120_000),
+        micros: fc.constantFrom(0, 1, 40, 99, 150, 301),
+      }),
+      { nil: undefined },
+    ),
+  });
+  const property = fc.asyncProperty(
+    fc.array(ask, { minLength: 1, maxLength: MAX_EVENTS }),
+    async (asks) => {
+      const key = `log-property:${++run}:${crypto.randomUUID()}`;
+      let model: SearchLog = EMPTY_LOG;
+      let now = 1_700_000_000_000;
+      for (const { advanceMs, searches, cost } of asks) {
+        now += advanceMs;
+        const logAsk: LogAsk = {
+          ...(searches ? { searches } : {}),
+          ...(cost ? { cost } : {}),
+        };
+        const reply = await call.call(
+          client,
+          `{${key}}:log`,
+          `{${key}}:cost`,
+          searches?.limit ?? 0,
+          searches?.windowMs ?? 1,
+          crypto.randomUUID(),
+          cost?.limit ?? 0,
+          cost?.windowMs ?? 1,
+          cost?.micros ?? 0,
+          CALLER_COST_BUCKET_MS,
+          now,
+        ) as [number, number, string];
+        const expected = searchLogStep(model, now, logAsk);
+        const got: LogVerdict = reply[0] === 1
+          ? { admitted: true }
+          : { admitted: false, limit: reply[2] as LogLimit, retryAfterMs: reply[1] };
+        assert.deepEqual(
+          got,
+          expected.verdict,
+          `${JSON.stringify(logAsk)} at ${now} on ${JSON.stringify(model)}`,
+        );
+        model = expected.log;
+      }
+    },
+  );
+  const limits = { interruptAfterTimeLimit: PROPERTY_LIMIT_MS, markInterruptAsFailure: true };
+  const details = await fc.check(property, { numRuns: RUNS, ...limits });
+  if (details.failed) assert.fail(await fc.asyncDefaultReportMessage(details));
+  assert.equal(details.numRuns, RUNS);
+}

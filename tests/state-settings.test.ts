@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readSettings } from "../src/config/settings.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
+import { parseRedisUrl } from "../src/state/redis-url.ts";
 import {
   DEFAULT_STATE_PREFIX,
   DEFAULT_STATE_TIMEOUT_MS,
@@ -26,6 +27,46 @@ function refusal(env: Record<string, string>): string {
   assert.fail("the settings were accepted");
 }
 
+describe("a Redis URL, read (src/state/redis-url.ts)", () => {
+  it("one server: the URL as it is and its database; a cluster: its seeds, TLS and credentials", () => {
+    assert.deepEqual(parseRedisUrl("redis://127.0.0.1:6379/15"), {
+      kind: "single",
+      url: "redis://127.0.0.1:6379/15",
+      db: 15,
+    });
+    assert.deepEqual(parseRedisUrl("rediss://h"), { kind: "single", url: "rediss://h", db: 0 });
+    assert.deepEqual(
+      parseRedisUrl("rediss+cluster://edge:p%40ss@a.example,10.0.0.2:7001,[::1]:7002"),
+      {
+        kind: "cluster",
+        nodes: [
+          { host: "a.example", port: 6379 },
+          { host: "10.0.0.2", port: 7001 },
+          { host: "::1", port: 7002 },
+        ],
+        tls: true,
+        username: "edge",
+        password: "p@ss",
+      },
+    );
+    assert.deepEqual(parseRedisUrl("redis+cluster://:pw@h:1/0"), {
+      kind: "cluster",
+      nodes: [{ host: "h", port: 1 }],
+      tls: false,
+      username: undefined,
+      password: "pw",
+    });
+  });
+
+  it("a cluster has database 0 only; a port out of range or an empty seed is no URL", () => {
+    for (
+      const url of ["redis+cluster://h:1/1", "redis+cluster://h:70000", "redis+cluster://h:1,"]
+    ) {
+      assert.equal(parseRedisUrl(url), null, url);
+    }
+  });
+});
+
 describe("TRACEFETCH_STATE_*", () => {
   it("unset: no shared store, the default prefix and timeout", () => {
     assert.deepEqual(stateOf({}), {
@@ -36,8 +77,15 @@ describe("TRACEFETCH_STATE_*", () => {
     });
   });
 
-  it("a redis:// or rediss:// URL with a secret of 32 bytes or more is taken as it is", () => {
-    for (const url of ["redis://127.0.0.1:6379/0", "rediss://:pw@redis.example:6380"]) {
+  it("a redis://, rediss:// or cluster URL with a secret of 32 bytes or more is taken as it is", () => {
+    for (
+      const url of [
+        "redis://127.0.0.1:6379/0",
+        "rediss://:pw@redis.example:6380",
+        "redis+cluster://10.0.0.1:7000,10.0.0.2:7001",
+        "rediss+cluster://edge:p%40ss@redis.example:6380",
+      ]
+    ) {
       const state = stateOf({
         TRACEFETCH_STATE_URL: url,
         TRACEFETCH_STATE_SECRET: SECRET,
@@ -49,9 +97,23 @@ describe("TRACEFETCH_STATE_*", () => {
   });
 
   it("a URL that is not Redis is refused without being echoed: it may hold a password", () => {
-    for (const url of ["http://user:hunter2@cache.example", "hunter2", "redis://"]) {
+    for (
+      const url of [
+        "http://user:hunter2@cache.example",
+        "hunter2",
+        "redis://",
+        "redis://:hunter2@a:1,b:2",
+        "redis://:hunter2@a:1/db",
+        "redis+cluster://:hunter2@a:1/3",
+        "redis+cluster://:hunter2@a:1,,b:2",
+        "rediss+cluster://:hunter2@",
+      ]
+    ) {
       const message = refusal({ TRACEFETCH_STATE_URL: url, TRACEFETCH_STATE_SECRET: SECRET });
-      assert.match(message, /^TRACEFETCH_STATE_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+      assert.match(
+        message,
+        /^TRACEFETCH_STATE_URL must be a redis:\/\/, rediss:\/\/, redis\+cluster:\/\/ or rediss\+cluster:\/\/ URL/,
+      );
       assert.ok(!message.includes("hunter2"), message);
     }
   });

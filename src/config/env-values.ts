@@ -13,6 +13,7 @@ import { MAX_ECHOED_SETTING_CHARS } from "../protocol/limits.ts";
 import { nearestName } from "../protocol/did-you-mean.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
 import { type CidrRange, parseCidr } from "../io/ip-rules.ts";
+import { parseRedisUrl, REDIS_SCHEMES_TEXT } from "../state/redis-url.ts";
 
 /** Environment variables or Workers bindings, by name. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -174,18 +175,14 @@ export type UrlKind =
   | { kind: "redis"; example: string }
   | { kind: "endpoint"; allowLoopback: boolean; role?: "base" };
 
-/** The redis URL schemes ioredis speaks: plain, and over TLS. */
-const REDIS_SCHEMES = new Set(["redis:", "rediss:"]);
-
 /**
  * The one URL check: why `value` is not a URL of this kind, worded to follow the variable's name,
  * or null. A message never echoes the URL, which may carry a password.
  */
 export function urlProblem(value: string, of: UrlKind): string | null {
   if (of.kind === "endpoint") return endpointProblem(value, of.allowLoopback, of.role);
-  const parsed = URL.canParse(value) ? new URL(value) : null;
-  if (parsed !== null && REDIS_SCHEMES.has(parsed.protocol) && parsed.hostname !== "") return null;
-  return `must be a redis:// or rediss:// URL such as ${of.example} (the value is not shown: it may hold a password)`;
+  if (parseRedisUrl(value) !== null) return null;
+  return `must be a ${REDIS_SCHEMES_TEXT} URL such as ${of.example} (the value is not shown: it may hold a password)`;
 }
 
 /** A URL of this kind; null when unset. */

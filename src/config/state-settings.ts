@@ -13,7 +13,7 @@ import {
 import { type Env, integer, readVariables, secretProblem, text, url } from "./env-values.ts";
 
 export type StateVariables = {
-  /** TRACEFETCH_STATE_URL: a redis:// or rediss:// URL; null: no Redis (memory, or a binding). */
+  /** TRACEFETCH_STATE_URL: a Redis URL (redis-url.ts); null: no Redis (memory, or a binding). */
   url: string | null;
   /** TRACEFETCH_STATE_PREFIX: what every key of the gateway in the store starts with. */
   prefix: string;
@@ -25,7 +25,10 @@ export type StateVariables = {
 
 /** The shared state's variables, each described by its schema. */
 const STATE_VARIABLES = {
-  TRACEFETCH_STATE_URL: url({ kind: "redis", example: "redis://127.0.0.1:6379/0" }),
+  TRACEFETCH_STATE_URL: url({
+    kind: "redis",
+    example: "redis://127.0.0.1:6379/0 or redis+cluster://10.0.0.1:6379,10.0.0.2:6379",
+  }),
   TRACEFETCH_STATE_PREFIX: text,
   TRACEFETCH_STATE_TIMEOUT_MS: integer(1, MAX_STATE_TIMEOUT_MS),
   TRACEFETCH_STATE_SECRET: text,

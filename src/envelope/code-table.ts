@@ -139,6 +139,15 @@ export const CODES = {
     retryable: false,
     http: 502,
   },
+  // What the instances share could not be reached for a step that must reach every instance (a
+  // refresh's cache invalidation): nothing is served as done; the same request may succeed later.
+  state_unavailable: {
+    exit: 4,
+    status: "server_error",
+    action: "retry",
+    retryable: true,
+    http: 503,
+  },
   // The operator has not turned fetching on (no `fetch` block in the manifest): no request fixes it.
   fetch_disabled: access,
   // The URL, a redirect's Location or an address its host resolves to is refused by the fetch

@@ -22,6 +22,7 @@ import type {
 import { ADMIN_SCOPE, type Caller, entitlement, requiredScope } from "../core/caller.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import { PLACE_RETRY_AFTER_MS } from "../protocol/admission-limits.ts";
+import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
 import type { ResolvedConfig } from "../config/gateway-config.ts";
 import { type Placed, placedCall, type Queued } from "./placed-call.ts";
 import type { CallerAsk } from "./caller-limits.ts";
@@ -48,8 +49,11 @@ export type ActionHost = {
   tokenHeaders(caller: Caller): SearchDeps["headersFor"];
   /** Keeps a health answer as the provider's last probe, as `/v1/status` shows it. */
   recordHealth(name: string, answer: Omit<ProviderHealth, "checked_at">): ProviderHealth;
-  /** Drops a provider's cached answers everywhere (docs/envelope.md, "Cached answers"). */
-  invalidateCache?(name: string): Promise<void>;
+  /**
+   * Drops a provider's cached answers everywhere (docs/envelope.md, "Cached answers"); false when
+   * the store could not be told.
+   */
+  invalidateCache?(name: string): Promise<boolean>;
 };
 
 /**
@@ -128,7 +132,7 @@ export async function runRefresh(
   );
   if (placed.kind !== "called") return unplacedProblem("refresh", spec, placed, requestId);
   // Whatever it answered, the provider may have changed its index: its cached answers go.
-  await host.invalidateCache?.(spec.name);
+  if (await host.invalidateCache?.(spec.name) === false) return notInvalidated(spec, requestId);
   const { result } = placed;
   switch (result.kind) {
     case "answer": {
@@ -307,4 +311,19 @@ function actionProblem(
 /** "40 ms" under a second, else "3 s", "1.5 s": seconds to a tenth, no trailing zero. */
 function duration(ms: number): string {
   return ms < 1_000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
+}
+
+/**
+ * A refresh the provider answered whose cache invalidation did not reach the shared store: the
+ * provider's old answers may still be served, so it is not done, and the same refresh may be.
+ */
+function notInvalidated(spec: ProviderSpec, requestId: string): Envelope {
+  return problemEnvelope(
+    "refresh",
+    "state_unavailable",
+    requestId,
+    `the shared store could not be told to drop ${spec.name}'s cached answers, which may be served until their TTL; refresh it again`,
+    "provider",
+    { retry_after_ms: STORE_RETRY_MS },
+  );
 }

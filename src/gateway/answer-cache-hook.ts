@@ -14,10 +14,12 @@ import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
 import { MAX_CACHED_ANSWER_BYTES } from "../protocol/state-limits.ts";
 import { type Caller, subjectOf } from "../core/caller.ts";
-import type { AnswerCache, CacheLookup } from "../state/answer-cache.ts";
+import type { CacheLookup } from "../state/answer-cache.ts";
+import type { PlacedAnswers } from "./answer-places.ts";
 import { canonicalJson, entitlementsOf, isPublic } from "./search-identity.ts";
 
 export { MemoryAnswerCache } from "../state/answer-cache.ts";
+export { PlacedAnswers } from "./answer-places.ts";
 
 /** The provider protocol's major version, part of every identity: a v2 answer is another answer. */
 const PROTOCOL_VERSION = 1;
@@ -34,7 +36,7 @@ function entryOf(spec: ProviderSpec): string {
 }
 
 export type HookContext = {
-  cache: AnswerCache;
+  cache: PlacedAnswers;
   request: SearchRequest;
   caller: Caller;
   now: () => number;
@@ -113,7 +115,7 @@ export function answerCacheHook(context: HookContext): AnswerCacheHook {
         }
         later(async () => {
           const lookup = await looked;
-          await cache.store(spec.name, identity, lookup, text, ttlSeconds * 1000, shared);
+          await cache.keep(spec.name, identity, lookup, text, ttlSeconds * 1000, shared);
         });
       },
     };

@@ -8,6 +8,7 @@ import type { AnswerCacheHook } from "../core/cached-attempt.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { StartFlight } from "./flight.ts";
 import type { AnswerCache } from "../state/answer-cache.ts";
+import type { PlacedAnswers } from "./answer-places.ts";
 import type { ResolvedConfig } from "../config/gateway-config.ts";
 import type { SearchAsk } from "./search-run.ts";
 
@@ -19,12 +20,14 @@ export class AnswerCaching {
   readonly #enabled: boolean;
   #module: HookModule | null = null;
   #loading: Promise<void> | null = null;
-  #cache: AnswerCache | null;
+  /** The runtime's store (Redis, Durable Objects), or null: this instance's memory. */
+  readonly #store: AnswerCache | null;
+  #cache: PlacedAnswers | null = null;
 
   constructor(config: ResolvedConfig) {
     this.#config = config;
     this.#enabled = config.manifest.providers.some((p) => (p.cache_ttl_seconds ?? 0) > 0);
-    this.#cache = config.answerCache;
+    this.#store = config.answerCache;
   }
 
   /** Null once a search may use the cache (or nothing is cached); else when it may. */
@@ -41,14 +44,25 @@ export class AnswerCaching {
     const loaded = this.#module;
     if (loaded === null) return undefined;
     const { now, cache: variables } = this.#config;
-    this.#cache ??= new loaded.MemoryAnswerCache(variables.maxBytes, now);
+    this.#cache ??= new loaded.PlacedAnswers(
+      this.#store ?? new loaded.MemoryAnswerCache(variables.maxBytes, now),
+      variables.maxBytes,
+      now,
+    );
     const { request, caller } = ask;
     return loaded.answerCacheHook({ cache: this.#cache, request, caller, now, later });
   }
 
-  /** A refresh of `provider`: every answer of it cached before is dropped, on every instance. */
-  async invalidate(provider: string): Promise<void> {
-    await this.#cache?.invalidate(provider).catch(() => {});
+  /**
+   * A refresh of `provider`: every answer of it cached before is dropped, on every instance. False
+   * when the store could not be told: its answers may be served until their TTL.
+   */
+  async invalidate(provider: string): Promise<boolean> {
+    if (this.#store === null) {
+      // In memory only once a search loaded the cache: before, there is nothing to drop.
+      return await this.#cache?.invalidate(provider) ?? true;
+    }
+    return await this.#store.invalidate(provider).catch(() => false);
   }
 }
 

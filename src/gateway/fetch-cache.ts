@@ -11,6 +11,7 @@
 import type { FetchAsk } from "../protocol/fetch-request.ts";
 import { MAX_CACHED_ANSWER_BYTES } from "../protocol/state-limits.ts";
 import { type AnswerCache, MemoryAnswerCache } from "../state/answer-cache.ts";
+import { PlacedAnswers } from "./answer-places.ts";
 import { canonicalJson } from "./search-identity.ts";
 
 /** The cache's namespace for pages: not a provider name a manifest can declare (`:` is refused). */
@@ -30,11 +31,17 @@ export type FetchHit = { text: string; ageMs: number };
 
 export class FetchCache {
   readonly #options: FetchCacheOptions;
-  readonly #cache: AnswerCache;
+  /** The one rule of where an answer may live (answer-places.ts), over the runtime's store. */
+  readonly #cache: PlacedAnswers;
 
   constructor(options: FetchCacheOptions) {
     this.#options = options;
-    this.#cache = options.cache ?? new MemoryAnswerCache(options.maxBytes, options.now);
+    const { maxBytes, now } = options;
+    this.#cache = new PlacedAnswers(
+      options.cache ?? new MemoryAnswerCache(maxBytes, now),
+      maxBytes,
+      now,
+    );
   }
 
   /** A stored answer no older than the request accepts; null on a miss or when it asks for 0. */
@@ -58,7 +65,7 @@ export class FetchCache {
       const identity = identityOf(url, ask);
       const lookup = await this.#cache.lookup(PAGES, identity, shared).catch(() => null);
       if (lookup === null) continue;
-      await this.#cache.store(PAGES, identity, lookup, text, ttlMs, shared).catch(() => {});
+      await this.#cache.keep(PAGES, identity, lookup, text, ttlMs, shared).catch(() => {});
     }
   }
 }

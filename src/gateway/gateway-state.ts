@@ -234,7 +234,7 @@ export class GatewayState {
       ? unlessCached(
         cache,
         plan.run,
-        sharedFlight(this.config.state, key, runHere, (work) => background.run(work)),
+        sharedFlight(this.config.state, key, request.query, runHere, (w) => background.run(w)),
         alone,
       )
       : alone;

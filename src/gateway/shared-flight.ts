@@ -10,6 +10,8 @@
  * - A follower whose leader dies, is cut off or is left by all its callers runs the search itself
  *   (it may lead others who followed): nothing is lost, at worst done twice.
  * - A follower passes each provider's attempt on once, however many leaders it saw.
+ * - What a leader publishes carries no query: its finished search goes out with `result.query`
+ *   empty, and each follower puts back its own (identical searches have the same query).
  */
 import type { AttemptRecord, CompletedSearch } from "../protocol/envelope-schema.ts";
 import type { FlightRole, SharedState } from "../state/shared-state.ts";
@@ -35,10 +37,12 @@ const MAX_FLIGHT_ROUNDS = 3;
 /**
  * A flight shared through `state` under `identity`, run here by `runHere` when it must be; a
  * leader's last write to the store goes through `later`, after its callers have their answer.
+ * `query` is this search's, put back into a finished search read from the store.
  */
 export function sharedFlight(
   state: SharedState,
   identity: string,
+  query: string,
   runHere: RunHere,
   later: Later,
 ): StartFlight {
@@ -62,7 +66,7 @@ export function sharedFlight(
         }
         joined(true);
         const done = await follow(role, signal, once);
-        if (done !== null) return done;
+        if (done !== null) return { ...done, result: { ...done.result, query } };
       }
       joined(true);
       return await runHere(signal, once);
@@ -91,7 +95,11 @@ async function lead(
     throw error;
   }
   // A search its callers left ends cancelled: followers run it themselves rather than take that.
-  const last = signal.aborted ? null : { kind: "done", completed } satisfies FlightMessage;
+  const last = signal.aborted ? null : {
+    kind: "done",
+    // The store never reads a query: each follower knows its own.
+    completed: { ...completed, result: { ...completed.result, query: "" } },
+  } satisfies FlightMessage;
   // The callers here need nothing from the store to have their answer, so it does not wait for a
   // round trip; followers poll until the end lands, and the lease covers them until then.
   later(() => role.end(last));

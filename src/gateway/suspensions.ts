@@ -80,7 +80,7 @@ export class Suspensions {
     // worth a round trip to a shared store: should another instance have counted failures since,
     // their probe will find the provider answering.
     const remembered = (reads.get(spec.name)?.breaker ?? null) !== null;
-    if (verdict.kind === "success" && !remembered && this.state.stepBreakerNow === undefined) {
+    if (verdict.kind === "success" && !remembered && this.state.backend !== "memory") {
       return "";
     }
     return this.#step(spec, { kind: "attempt", verdict }, start);
@@ -92,10 +92,9 @@ export class Suspensions {
       if (effect.kind === "claimed") start(this.#claim(spec, effect));
       return stepNote(effect);
     };
-    if (this.state.stepBreakerNow !== undefined) {
-      return claimed(this.state.stepBreakerNow(spec.name, event, claimMs(spec)));
-    }
-    return this.state.stepBreaker(spec.name, event, claimMs(spec)).then(claimed);
+    const effect = this.state.stepBreaker(spec.name, event, claimMs(spec));
+    // In memory the step is taken in this turn, and the fan-out takes its note as it comes.
+    return effect instanceof Promise ? effect.then(claimed) : claimed(effect);
   }
 
   #claim(
@@ -116,11 +115,8 @@ export class Suspensions {
           probeUntil: effect.probeUntil,
           verdict,
         };
-        if (this.state.stepBreakerNow !== undefined) {
-          this.state.stepBreakerNow(spec.name, event, lasts);
-          return;
-        }
-        return this.state.stepBreaker(spec.name, event, lasts).then(() => {});
+        const stepped = this.state.stepBreaker(spec.name, event, lasts);
+        if (stepped instanceof Promise) return stepped.then(() => {});
       },
     };
   }

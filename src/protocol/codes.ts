@@ -148,6 +148,7 @@ export const ENVELOPE_CODES = [
   "locator_expired",
   "action_unsupported",
   "provider_failed",
+  "state_unavailable",
   // fetching a page (docs/envelope.md, "Codes"; docs/security.md, "Fetching pages")
   "fetch_disabled",
   "url_forbidden",

@@ -27,7 +27,7 @@ import { openTraceFile } from "./trace-file-sink.ts";
 import { requireStateSecret, type StateVariables } from "../config/state-settings.ts";
 import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
-import type { SharedState } from "../state/shared-state.ts";
+import { parseRedisUrl, type RedisTarget } from "../state/redis-url.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 
@@ -84,7 +84,10 @@ export async function launch(
     );
     const warnings: string[] = [];
     const state = await sharedState(settings.state);
-    const answerCache = await redisCache(settings.state, settings.cache);
+    const answerCache = await redisCache(settings.state, settings.cache, state).catch(async (e) => {
+      await state?.close();
+      throw e;
+    });
     const app = createGateway(settings, {
       state,
       answerCache,
@@ -129,11 +132,13 @@ export async function launch(
  * The store TRACEFETCH_STATE_URL names, behind its timeout and fallback; undefined without it, when
  * each instance keeps its own state in memory.
  */
-async function sharedState(variables: StateVariables): Promise<SharedState | undefined> {
+async function sharedState(variables: StateVariables): Promise<GuardedState | undefined> {
   if (variables.url === null) return undefined;
   // Loaded only when asked for: a gateway without Redis never loads its client.
   const { RedisStore } = await import("../state/redis-state.ts");
-  return new GuardedState(new RedisStore(variables.url, variables.prefix), {
+  const store = new RedisStore(redisTarget(variables.url), variables.prefix);
+  await refuseStart(store);
+  return new GuardedState(store, {
     timeoutMs: variables.timeoutMs,
     secret: requireStateSecret(variables, "TRACEFETCH_STATE_URL"),
     now: () => performance.now(),
@@ -145,7 +150,7 @@ async function sharedState(variables: StateVariables): Promise<SharedState | und
  * The Redis that keeps public providers' answers: TRACEFETCH_CACHE_URL, else the state's; undefined
  * without either, when each instance caches in its own memory.
  */
-async function redisCache(state: StateVariables, cache: CacheVariables) {
+async function redisCache(state: StateVariables, cache: CacheVariables, guard?: GuardedState) {
   const url = cache.url ?? state.url;
   if (url === null) return undefined;
   const { RedisAnswerCache } = await import("../state/redis-cache.ts");
@@ -153,15 +158,36 @@ async function redisCache(state: StateVariables, cache: CacheVariables) {
     state,
     cache.url === null ? "TRACEFETCH_STATE_URL" : "TRACEFETCH_CACHE_URL",
   );
-  return new RedisAnswerCache({
-    url,
+  const cached = new RedisAnswerCache({
+    target: redisTarget(url),
+    setting: cache.url === null ? "TRACEFETCH_STATE_URL" : "TRACEFETCH_CACHE_URL",
     prefix: state.prefix,
     secret,
     hmac: (identity) => createHmac("sha256", secret).update(identity).digest("hex"),
     timeoutMs: state.timeoutMs,
-    maxBytes: cache.maxBytes,
     now: () => performance.now(),
+    // One guard for the state and the cache: one timeout, back-off and `shared_state` entry.
+    calls: guard,
   });
+  await refuseStart(cached);
+  return cached;
+}
+
+/** A URL the settings checked, parsed. */
+function redisTarget(url: string): RedisTarget {
+  const target = parseRedisUrl(url);
+  if (target === null) throw new ConfigError("a Redis URL the settings accepted cannot be read");
+  return target;
+}
+
+/** Stops the start, in one line, over a Redis the gateway must not use (a database it lacks). */
+async function refuseStart(
+  store: { startProblem(): Promise<string | null>; close(): Promise<void> },
+): Promise<void> {
+  const problem = await store.startProblem();
+  if (problem === null) return;
+  await store.close();
+  throw new ConfigError(problem);
 }
 
 /** The manifest file TRACEFETCH_MANIFEST names; a path that cannot be read stops the start in one line. */

@@ -122,15 +122,23 @@ async function sharedStateFor(bindings: Bindings, { state: variables, cache }: E
   }
   const { timeoutMs } = variables;
   const now = () => performance.now();
+  const state = new GuardedState(new durable.DurableStore(binding), {
+    timeoutMs,
+    secret,
+    now,
+    wall: Date.now,
+  });
   return {
-    state: new GuardedState(new durable.DurableStore(binding), {
-      timeoutMs,
+    state,
+    // Public providers' answers in `cache:<provider>` objects, under the state's one guard; the
+    // others in this isolate only.
+    answerCache: new durable.DurableAnswerCache(binding, {
+      ...cache,
       secret,
+      timeoutMs,
       now,
-      wall: Date.now,
+      calls: state,
     }),
-    // Public providers' answers in `cache:<provider>` objects; the others in this isolate only.
-    answerCache: new durable.DurableAnswerCache(binding, { ...cache, secret, timeoutMs, now }),
   };
 }
 

@@ -9,8 +9,9 @@
  *   so a refresh drops a provider's answers without deleting anything by prefix.
  * - An answer is stored only under the generation read before its provider was asked: one that
  *   started before a refresh never lands under the generation the refresh made.
- * - `shared: false` (a provider that is not public or receives gateway tokens) keeps the answer in
- *   this instance's memory, whatever the adapter; only the generation may come from a store.
+ * - A store keeps only what may leave the instance; which answers those are is the gateway's one
+ *   rule (src/gateway/answer-places.ts): the others stay in the instance's memory, under the
+ *   generation the store gives.
  * - No operation throws: a store that fails reads as a miss and stores nothing.
  */
 import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
@@ -24,8 +25,11 @@ export type CacheLookup = {
 };
 
 export interface AnswerCache {
-  /** `identity`: the canonical JSON of what decides the answer; hashed before it is a key. */
-  lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup>;
+  /**
+   * The provider's generation and the answer stored under `identity` (the canonical JSON of what
+   * decides the answer, hashed before it is a key); null: the generation alone.
+   */
+  lookup(provider: string, identity: string | null): Promise<CacheLookup>;
   /** Keeps `text` for `ttlMs` unless the provider's generation is no longer `generation`. */
   store(
     provider: string,
@@ -33,21 +37,29 @@ export interface AnswerCache {
     lookup: CacheLookup,
     text: string,
     ttlMs: number,
-    shared: boolean,
   ): Promise<void>;
-  /** A new generation for `provider`: every answer stored before it is unreachable. */
-  invalidate(provider: string): Promise<void>;
+  /**
+   * A new generation for `provider`: every answer stored before it is unreachable. False when the
+   * store could not be told, and answers stored before may still be served until their TTL.
+   */
+  invalidate(provider: string): Promise<boolean>;
 }
 
 /** A call that failed or timed out. */
 const FAILED = Symbol("failed");
 
 /**
- * The calls a store-backed cache makes, each within the timeout: one that fails or is late reads
- * as null, and the store is then left alone for STORE_RETRY_MS, so a hanging store costs a search
- * at most one timeout.
+ * How a store-backed cache runs each call: within the timeout, null when it failed or was late,
+ * and the store then left alone for STORE_RETRY_MS. The shared state's guard (GuardedState) is one:
+ * given it, the cache's calls share the state's timeout, back-off, fallback count and
+ * `shared_state` entry in `/v1/status`; CacheCalls is the cache's own, for a cache with no state.
  */
-export class CacheCalls {
+export interface StoreCalls {
+  run<T>(call: () => Promise<T>): Promise<T | null>;
+}
+
+/** A cache's own StoreCalls, for a cache in Redis with no shared state beside it. */
+export class CacheCalls implements StoreCalls {
   #downUntil = 0;
 
   constructor(private readonly timeoutMs: number, private readonly now: () => number) {}
@@ -134,8 +146,9 @@ export class MemoryAnswerCache implements AnswerCache {
     return this.#lru.bytes;
   }
 
-  lookup(provider: string, identity: string): Promise<CacheLookup> {
+  lookup(provider: string, identity: string | null): Promise<CacheLookup> {
     const generation = String(this.#generations.get(provider) ?? 0);
+    if (identity === null) return Promise.resolve({ generation, found: null });
     // In process the identity itself is the key: it never leaves, and a digest costs each lookup.
     const key = `${provider}:${generation}:${identity}`;
     return Promise.resolve({ generation, found: this.#lru.get(key) });
@@ -155,8 +168,8 @@ export class MemoryAnswerCache implements AnswerCache {
     return Promise.resolve();
   }
 
-  invalidate(provider: string): Promise<void> {
+  invalidate(provider: string): Promise<boolean> {
     this.#generations.set(provider, (this.#generations.get(provider) ?? 0) + 1);
-    return Promise.resolve();
+    return Promise.resolve(true);
   }
 }

@@ -6,14 +6,12 @@
  *
  * Invariants:
  * - An identity reaches an object only as HMAC-SHA-256 under TRACEFETCH_STATE_SECRET, in hex.
- * - An answer that is not shared (a provider that is not public or receives gateway tokens) never
- *   leaves this isolate: it stays in its LRU under the generation read from the object, so a
- *   refresh on any isolate drops it too; the object is asked for the generation alone.
  * - A lookup costs one call, a store one call; a call that fails or takes longer than
  *   TRACEFETCH_STATE_TIMEOUT_MS reads as a miss and stores nothing, and the objects are then left
  *   alone for STORE_RETRY_MS, so an outage costs a search at most one timeout.
  */
-import { type AnswerCache, AnswerLru, CacheCalls, type CacheLookup } from "./answer-cache.ts";
+import { type AnswerCache, CacheCalls, type CacheLookup, type StoreCalls } from "./answer-cache.ts";
+import { StoreFailure } from "./state-store.ts";
 import { hmacHex } from "./digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
 
@@ -28,33 +26,28 @@ export type DurableCacheOptions = {
   secret: string;
   /** TRACEFETCH_STATE_TIMEOUT_MS: how long one call may take before it reads as a miss. */
   timeoutMs: number;
-  /** TRACEFETCH_CACHE_MAX_BYTES: this isolate's LRU of answers that are not shared. */
-  maxBytes: number;
   now: () => number;
+  /** The shared state's guard, when there is one: the cache's calls run under it. */
+  calls?: StoreCalls | undefined;
 };
 
 const MISS: CacheLookup = { generation: null, found: null };
 
 export class DurableAnswerCache implements AnswerCache {
-  readonly #local: AnswerLru;
   #mac: ((text: string) => Promise<string>) | null = null;
-  readonly #calls: CacheCalls;
+  readonly #calls: StoreCalls;
 
   constructor(
     private readonly namespace: CacheNamespace,
     private readonly options: DurableCacheOptions,
   ) {
-    this.#local = new AnswerLru(options.maxBytes, options.now);
-    this.#calls = new CacheCalls(options.timeoutMs, options.now);
+    this.#calls = options.calls ?? new CacheCalls(options.timeoutMs, options.now);
   }
 
-  async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
-    const digest = await this.#hmac(identity);
-    const reply = await this.#call(provider, { op: "lookup", digest: shared ? digest : "" });
-    if (reply === null) return MISS;
-    const { generation } = reply;
-    if (shared) return { generation, found: reply.found };
-    return { generation, found: this.#local.get(`${provider}:${generation}:${digest}`) };
+  async lookup(provider: string, identity: string | null): Promise<CacheLookup> {
+    const digest = identity === null ? "" : await this.#hmac(identity);
+    const reply = await this.#call(provider, { op: "lookup", digest });
+    return reply === null ? MISS : { generation: reply.generation, found: reply.found };
   }
 
   async store(
@@ -63,29 +56,15 @@ export class DurableAnswerCache implements AnswerCache {
     lookup: CacheLookup,
     text: string,
     ttlMs: number,
-    shared: boolean,
   ): Promise<void> {
     const { generation } = lookup;
     if (generation === null) return;
     const digest = await this.#hmac(identity);
-    if (shared) {
-      await this.#call(provider, {
-        op: "store",
-        generation,
-        digest,
-        text,
-        ttlMs: Math.ceil(ttlMs),
-      });
-      return;
-    }
-    // Kept only if no refresh replaced the generation since the lookup.
-    const now = await this.#call(provider, { op: "lookup", digest: "" });
-    if (now?.generation !== generation) return;
-    this.#local.set(`${provider}:${generation}:${digest}`, text, ttlMs);
+    await this.#call(provider, { op: "store", generation, digest, text, ttlMs: Math.ceil(ttlMs) });
   }
 
-  async invalidate(provider: string): Promise<void> {
-    await this.#call(provider, { op: "refresh" });
+  async invalidate(provider: string): Promise<boolean> {
+    return await this.#call(provider, { op: "refresh" }) !== null;
   }
 
   /** One call within the timeout; null when it failed, timed out, or the objects are left alone. */
@@ -93,7 +72,12 @@ export class DurableAnswerCache implements AnswerCache {
     return this.#calls.run(async () => {
       // A fresh stub each call: one an error broke stays broken, and one is cheap to make.
       const stub = this.namespace.get(this.namespace.idFromName(`cache:${provider}`));
-      return await stub.answers(ask);
+      try {
+        return await stub.answers(ask);
+      } catch {
+        // The reason names the operation only: a runtime's message may name the object.
+        throw new StoreFailure(`a Durable Object call (answers) failed`);
+      }
     });
   }
 

@@ -20,6 +20,7 @@ import type { FlightRole, SharedState } from "./shared-state.ts";
 import { type ProbeKind, type ProbeRecord, type StateStore, StoreFailure } from "./state-store.ts";
 import { followFlight, leadFlight, type StoreGuard } from "./flight-roles.ts";
 import { hmacHex } from "./digests.ts";
+import type { StoreCalls } from "./answer-cache.ts";
 
 export type GuardOptions = {
   /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take. */
@@ -32,7 +33,7 @@ export type GuardOptions = {
   wall: () => number;
 };
 
-export class GuardedState implements SharedState, StoreGuard {
+export class GuardedState implements SharedState, StoreGuard, StoreCalls {
   readonly backend: StateStore["backend"];
   readonly #local: MemoryState;
   readonly #mirror = new Map<string, { read: BreakerRead; at: number }>();
@@ -105,6 +106,14 @@ export class GuardedState implements SharedState, StoreGuard {
     }
   }
 
+  /**
+   * One call of the answer cache (redis-cache.ts, durable-cache.ts) under this guard: null when the
+   * store failed, timed out, or is left alone; its failures count and show as the state's.
+   */
+  run<T>(call: () => Promise<T>): Promise<T | null> {
+    return this.guard<T | null>(() => call(), () => null);
+  }
+
   breakers(names: readonly string[]): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>> {
     const now = this.options.now();
     const out = new Map<string, BreakerRead>();
@@ -149,7 +158,7 @@ export class GuardedState implements SharedState, StoreGuard {
         this.#remember(name, read, this.options.now());
         return effect;
       },
-      () => this.#local.stepBreakerNow(name, event, claimMs),
+      () => this.#local.stepBreaker(name, event, claimMs),
     );
   }
 

@@ -4,7 +4,12 @@
  * its own failures and sends its own probes, and coalesces only its own searches. The other
  * adapters fall back to one of these for an operation their store could not answer.
  */
-import { type Breaker, type BreakerEvent, breakerStep } from "../core/breaker.ts";
+import {
+  type Breaker,
+  type BreakerEffect,
+  type BreakerEvent,
+  breakerStep,
+} from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
 import type { LogAsk, LogVerdict, SearchLog } from "../core/search-log.ts";
 import { MAX_MEMORY_CALLERS } from "../protocol/state-limits.ts";
@@ -47,16 +52,12 @@ export class MemoryState implements SharedState {
   }
 
   /** The step, done now: in process it needs no waiting, and the fan-out takes it as it comes. */
-  stepBreakerNow(name: string, event: BreakerEvent, claimMs: number) {
+  stepBreaker(name: string, event: BreakerEvent, claimMs: number): BreakerEffect {
     const t = { now: this.clocks.now(), wall: this.clocks.wall() };
     const { breaker, effect } = breakerStep(this.#breakers.get(name) ?? null, event, t, claimMs);
     if (breaker === null) this.#breakers.delete(name);
     else this.#breakers.set(name, breaker);
     return effect;
-  }
-
-  stepBreaker(name: string, event: BreakerEvent, claimMs: number) {
-    return Promise.resolve(this.stepBreakerNow(name, event, claimMs));
   }
 
   probeResult(kind: ProbeKind, name: string, maxAgeMs: number): Promise<ProbeRecord | null> {

@@ -3,10 +3,11 @@
  * (suspension and its probe), describe and health answers with the lease of the one instance that
  * asks, the flights of identical searches, and each caller's search log (`caller_limits`). One
  * port, SharedState, with an adapter per store: memory (each instance alone, the default), Redis
- * (Node and Deno) and Durable Objects (Workers); the composition root picks one. Beside it, the
- * answer cache (docs/envelope.md, "Cached answers"): the AnswerCache port in answer-cache.ts, in
- * memory, in a Redis of its own choosing (redis-cache.ts) or in Durable Objects (durable-cache.ts),
- * every key under a provider's generation.
+ * or a Redis Cluster (Node and Deno; redis-url.ts, redis-connection.ts) and Durable Objects
+ * (Workers); the composition root picks one. Beside it, the answer cache (docs/envelope.md, "Cached
+ * answers"): the AnswerCache port in answer-cache.ts, in memory, in a Redis of its own choosing
+ * (redis-cache.ts) or in Durable Objects (durable-cache.ts), every key under a provider's
+ * generation, its calls under the shared state's one guard (GuardedState.run) when there is one.
  *
  * Boundary: this folder keeps and shares state and decides nothing about searches; what a breaker
  * step means is src/core's (breaker.ts), when to coalesce or probe is src/gateway's.

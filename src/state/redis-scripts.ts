@@ -11,8 +11,8 @@
  *   matches the claim it came from.
  * - Every key a script writes carries a TTL (PX or PEXPIRE), set in the same call.
  * - Every script is called with the number of keys first (ioredis's defineCommand without
- *   numberOfKeys); a flight's per-id keys are derived from the base in ARGV because the leader's
- *   id is only known inside the script (a standalone Redis, not a cluster).
+ *   numberOfKeys), and touches only the keys it is given, all of one hash tag (redis-state.ts):
+ *   no key name is built inside a script, so each runs on a Redis Cluster as on one server.
  */
 import type { Breaker } from "../core/breaker.ts";
 import {
@@ -39,7 +39,8 @@ end
 /** The scripts, by the command name ioredis defines for each. */
 export const SCRIPTS = {
   /**
-   * KEYS: the breakers. Answers the store's time, then each breaker's JSON or nil, in KEYS' order.
+   * KEYS: breakers of one hash tag (one, from redis-state.ts). Answers the store's time, then each
+   * breaker's JSON or nil, in KEYS' order.
    */
   tracefetchBreakers: `${PRELUDE}
 local out = { num(clock()) }
@@ -181,26 +182,29 @@ redis.call('DEL', KEYS[2])
 return 1
 `,
   /**
-   * KEYS[1]: the lease. ARGV: the id, leaseMs, the base of per-id keys. Answers {1, id} when it now
-   * leads, {0, the leader's id} when it follows (the leader's "waited" marker is set).
+   * KEYS: lease, waited, this id's events, this id's ended. ARGV: the id, leaseMs. Answers {1, id}
+   * when it now leads, {0, the leader's id} when it follows (`waited` then names the leader).
    */
   tracefetchClaimFlight: `
 local holder = redis.call('GET', KEYS[1])
 if holder then
   local ttl = math.max(tonumber(ARGV[2]), redis.call('PTTL', KEYS[1]))
-  redis.call('SET', ARGV[3] .. holder .. ':waited', '1', 'PX', ttl)
+  redis.call('SET', KEYS[2], holder, 'PX', ttl)
   return { 0, holder }
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local base = ARGV[3] .. ARGV[1]
-redis.call('DEL', base .. ':waited', base .. ':events', base .. ':ended')
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 return { 1, ARGV[1] }
 `,
   /** KEYS: lease, waited, events, ended. ARGV: id, leaseMs. Answers {held, waited} as 0 or 1. */
   tracefetchRenewFlight: `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return { 0, 0 } end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local waited = redis.call('PEXPIRE', KEYS[2], ARGV[2])
+local waited = 0
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  waited = 1
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return { 1, waited }
 `,
@@ -211,7 +215,8 @@ return { 1, waited }
    */
   tracefetchPublishFlight: `
 local holds = redis.call('GET', KEYS[1]) == ARGV[1]
-if not holds and redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+local waited = redis.call('GET', KEYS[2]) == ARGV[1]
+if not holds and not waited and redis.call('EXISTS', KEYS[3]) == 0 then
   return 0
 end
 for i = 4, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
@@ -219,7 +224,7 @@ local keep = tonumber(ARGV[3])
 if ARGV[2] == '1' then
   redis.call('SET', KEYS[4], '1', 'PX', keep)
   redis.call('PEXPIRE', KEYS[3], keep)
-  redis.call('DEL', KEYS[2])
+  if waited then redis.call('DEL', KEYS[2]) end
   if holds then redis.call('DEL', KEYS[1]) end
 else
   local lease = 0
@@ -234,13 +239,13 @@ return 1
    */
   tracefetchEndFlight: `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then
+if redis.call('GET', KEYS[2]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
   return 1
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 return 0
 `,
   /** KEYS: lease, … ARGV[1]: the id. Deletes the lease only while this id holds it. */

@@ -1,53 +1,31 @@
-/** How every Redis client of the gateway connects: the state's, and the answer cache's. */
-export const REDIS_OPTIONS = {
-  // While disconnected a command fails at once: a queued one would only wait out the timeout.
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 0,
-  connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-  commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-  retryStrategy: (times: number) =>
-    Math.min(REDIS_RECONNECT_FIRST_MS * 2 ** (times - 1), REDIS_RECONNECT_MAX_MS),
-  // Every reply here is a string, an integer or an array, alike in RESP2 and RESP3; RESP2 needs
-  // no HELLO, so servers before Redis 6 and proxies speak it too.
-  protocol: 2,
-} satisfies RedisOptions;
-
 /**
  * The Redis adapter of the shared state (state-store.ts), over one ioredis connection: breakers,
  * probe results and their leases, and flights, each operation one round trip, every update that
  * reads first a Lua script (redis-scripts.ts) run at the store's clock.
  *
- * Keys, each under the prefix (TRACEFETCH_STATE_PREFIX):
- * - `breaker:<provider>`: the breaker's JSON, until STORED_BREAKER_IDLE_MS past the last moment it
- *   names; `probe:<kind>:<provider>`: `{"storedAt":…,"value":…}` for its TTL;
- *   `lease:<kind>:<provider>`: the probe lease (SET NX PX).
- * - `flight:<key>`: the lease, holding the leader's id; `flight:<key>:<id>:waited`, `:events` (a
- *   list of JSON texts) and `:ended`: kept with the lease, and FLIGHT_LEASE_MS after the end.
- * - `caller:<digest>`: a caller's search log (a sorted set of times), and `caller:<digest>:cost`
- *   its cost by the minute (a hash), each for its window past the last search it counts.
+ * Keys, each under the prefix (TRACEFETCH_STATE_PREFIX) and a hash tag, `{…}`, shared by the keys of
+ * one script call, so that on a Redis Cluster each call's keys are in one slot:
+ * - `{provider:<name>}:breaker`: the breaker's JSON, until STORED_BREAKER_IDLE_MS past the last
+ *   moment it names; `{provider:<name>}:probe:<kind>`: `{"storedAt":…,"value":…}` for its TTL;
+ *   `{provider:<name>}:lease:<kind>`: the probe lease (SET NX PX).
+ * - `{flight:<key>}:lease`, holding the leader's id; `{flight:<key>}:waited`, holding the id of the
+ *   leader a follower registered with; `{flight:<key>}:<id>:events` (a list of JSON texts) and
+ *   `:<id>:ended`: kept with the lease, and FLIGHT_LEASE_MS after the end.
+ * - `{caller:<digest>}:log`: a caller's search log (a sorted set of times), and `:cost` its cost by
+ *   the minute (a hash), each for its window past the last search it counts.
  *
  * Invariants:
  * - Every key carries a TTL; none is read as a clock.
- * - A call fails at once while the connection is down (no offline queue, no retries of a command),
- *   and the client reconnects in the background; the first connection is waited for, once.
  * - A failure reaches the caller as StoreFailure with a reason that names no URL, host, port,
- *   password or key; nothing is logged per failure.
- * - ioredis cannot withdraw a command once sent, so the calls take no AbortSignal: GuardedState
- *   bounds the wait, and a command left behind is settled by REDIS_COMMAND_TIMEOUT_MS.
+ *   password or key (redis-connection.ts); nothing is logged per failure.
  */
-import { Redis, type RedisOptions } from "ioredis";
 import type { BreakerEffect, BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
 import { CALLER_COST_BUCKET_MS } from "../protocol/limits.ts";
 import type { LogAsk, LogVerdict } from "../core/search-log.ts";
-import {
-  FLIGHT_LEASE_MS,
-  REDIS_COMMAND_TIMEOUT_MS,
-  REDIS_CONNECT_TIMEOUT_MS,
-  REDIS_QUIT_MS,
-  REDIS_RECONNECT_FIRST_MS,
-  REDIS_RECONNECT_MAX_MS,
-} from "../protocol/state-limits.ts";
+import { FLIGHT_LEASE_MS } from "../protocol/state-limits.ts";
+import { RedisConnection, taggedKey } from "./redis-connection.ts";
+import type { RedisTarget } from "./redis-url.ts";
 import {
   asBreaker,
   BREAKER_LIMITS,
@@ -56,50 +34,34 @@ import {
   SCRIPTS,
   unreadable,
 } from "./redis-scripts.ts";
-import {
-  type FlightProgress,
-  type ProbeKind,
-  type ProbeRecord,
-  type StateStore,
-  StoreFailure,
-} from "./state-store.ts";
-
-type ScriptCall = (...args: Array<string | number>) => Promise<unknown>;
+import type { FlightProgress, ProbeKind, ProbeRecord, StateStore } from "./state-store.ts";
 
 export class RedisStore implements StateStore {
   readonly backend = "redis" as const;
-  readonly #client: Redis;
-  /** Settles once the first connection attempt has: ready, refused, or given up. */
-  readonly #firstAttempt: Promise<void>;
-  /** What went wrong with the connection since it was last ready (an error code), if anything. */
-  #lastError: string | null = null;
-  #closing: Promise<void> | null = null;
+  readonly #redis: RedisConnection;
 
-  /** `url`: TRACEFETCH_STATE_URL (redis:// or rediss://); `prefix`: TRACEFETCH_STATE_PREFIX. */
-  constructor(url: string, private readonly prefix: string) {
-    this.#client = new Redis(url, REDIS_OPTIONS);
-    for (const [name, lua] of Object.entries(SCRIPTS)) this.#client.defineCommand(name, { lua });
-    // Listened to so that no error goes unhandled; the reason is told by the next failed call.
-    this.#client.on("error", (error: unknown) => (this.#lastError = errorCode(error)));
-    this.#client.on("ready", () => (this.#lastError = null));
-    this.#firstAttempt = new Promise<void>((resolve) => {
-      for (const event of ["ready", "close", "end"]) this.#client.once(event, () => resolve());
-    });
+  /** `target`: TRACEFETCH_STATE_URL, parsed (redis-url.ts); `prefix`: TRACEFETCH_STATE_PREFIX. */
+  constructor(target: RedisTarget, private readonly prefix: string) {
+    this.#redis = new RedisConnection(target, SCRIPTS);
+  }
+
+  /** Why the gateway must not start over this store (redis-connection.ts), or null. */
+  startProblem(): Promise<string | null> {
+    return this.#redis.startProblem("TRACEFETCH_STATE_URL");
   }
 
   async breakers(names: readonly string[]): Promise<Map<string, BreakerRead>> {
-    const out = new Map<string, BreakerRead>();
-    if (names.length === 0) return out;
-    const keys = names.map((name) => this.#key("breaker", name));
-    const reply = await this.#script("tracefetchBreakers", keys, []);
-    if (!Array.isArray(reply) || reply.length !== names.length + 1) throw unreadable();
-    const now = Number(reply[0]);
-    if (!Number.isFinite(now)) throw unreadable();
-    names.forEach((name, i) => {
-      const raw: unknown = reply[i + 1];
-      out.set(name, { breaker: raw === null ? null : asBreaker(parse(raw)), now, wall: now });
-    });
-    return out;
+    // One call per provider (each its own hash tag), sent together by the client's pipelining.
+    const reads = await Promise.all(names.map(async (name) => {
+      const reply = await this.#script("tracefetchBreakers", [this.#provider(name, "breaker")], []);
+      if (!Array.isArray(reply) || reply.length !== 2) throw unreadable();
+      const now = Number(reply[0]);
+      if (!Number.isFinite(now)) throw unreadable();
+      const raw: unknown = reply[1];
+      const read = { breaker: raw === null ? null : asBreaker(parse(raw)), now, wall: now };
+      return [name, read] as const;
+    }));
+    return new Map(reads);
   }
 
   async stepBreaker(
@@ -108,7 +70,7 @@ export class RedisStore implements StateStore {
     claimMs: number,
   ): Promise<{ effect: BreakerEffect; read: BreakerRead }> {
     const reply = parse(
-      await this.#script("tracefetchStepBreaker", [this.#key("breaker", name)], [
+      await this.#script("tracefetchStepBreaker", [this.#provider(name, "breaker")], [
         JSON.stringify(event),
         claimMs,
         ...BREAKER_LIMITS,
@@ -124,7 +86,7 @@ export class RedisStore implements StateStore {
   }
 
   async probeResult(kind: ProbeKind, name: string, maxAgeMs: number): Promise<ProbeRecord | null> {
-    const key = this.#key("probe", `${kind}:${name}`);
+    const key = this.#provider(name, `probe:${kind}`);
     const raw = await this.#script("tracefetchProbeResult", [key], [maxAgeMs]);
     if (raw === null) return null;
     const record = parse(raw) as { storedAt?: unknown; value?: unknown } | null;
@@ -133,21 +95,20 @@ export class RedisStore implements StateStore {
   }
 
   async leaseProbe(kind: ProbeKind, name: string, ms: number): Promise<boolean> {
-    const key = this.#key("lease", `${kind}:${name}`);
-    return await this.#send(() => this.#client.set(key, "1", "PX", px(ms), "NX")) === "OK";
+    const key = this.#provider(name, `lease:${kind}`);
+    const client = this.#redis.client;
+    return await this.#redis.send(() => client.set(key, "1", "PX", px(ms), "NX")) === "OK";
   }
 
   async storeProbeResult(kind: ProbeKind, name: string, value: unknown, ttlMs: number) {
-    const keys = [this.#key("probe", `${kind}:${name}`), this.#key("lease", `${kind}:${name}`)];
+    const keys = [this.#provider(name, `probe:${kind}`), this.#provider(name, `lease:${kind}`)];
     await this.#script("tracefetchStoreProbeResult", keys, [json(value), ttlMs]);
   }
 
   async claimFlight(key: string, id: string, leaseMs: number) {
-    const [lease] = this.#flight(key, id);
-    const reply = await this.#script("tracefetchClaimFlight", [lease], [
+    const reply = await this.#script("tracefetchClaimFlight", this.#flight(key, id), [
       id,
       px(leaseMs),
-      `${lease}:`,
     ]);
     if (!Array.isArray(reply) || typeof reply[1] !== "string") throw unreadable();
     return { lead: reply[0] === 1, id: reply[1] };
@@ -188,8 +149,9 @@ export class RedisStore implements StateStore {
   }
 
   async logSearch(key: string, { searches, cost }: LogAsk): Promise<LogVerdict> {
-    const log = `${this.prefix}caller:${key}`;
-    const reply = await this.#script("tracefetchLogSearch", [log, `${log}:cost`], [
+    const tag = `caller:${key}`;
+    const keys = [taggedKey(this.prefix, tag, "log"), taggedKey(this.prefix, tag, "cost")];
+    const reply = await this.#script("tracefetchLogSearch", keys, [
       searches?.limit ?? 0,
       px(searches?.windowMs ?? 1),
       crypto.randomUUID(),
@@ -205,97 +167,25 @@ export class RedisStore implements StateStore {
     return { admitted: false, limit, retryAfterMs: reply[1] };
   }
 
-  /** Says QUIT when connected, waiting at most REDIS_QUIT_MS, then drops the connection. */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      const client = this.#client;
-      if (client.status === "ready") {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          client.quit().catch(() => undefined),
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, REDIS_QUIT_MS))),
-        ]);
-        clearTimeout(timer);
-      }
-      if (client.status !== "end") client.disconnect();
-    })();
-    return this.#closing;
+    return this.#redis.close();
   }
 
-  #key(kind: "breaker" | "probe" | "lease", name: string): string {
-    return `${this.prefix}${kind}:${name}`;
+  /** One of a provider's keys, under its hash tag. */
+  #provider(name: string, rest: string): string {
+    return taggedKey(this.prefix, `provider:${name}`, rest);
   }
 
   /** A flight's keys, in the order its scripts take them: lease, waited, events, ended. */
   #flight(key: string, id: string): [string, string, string, string] {
-    const lease = `${this.prefix}flight:${key}`;
-    return [lease, `${lease}:${id}:waited`, `${lease}:${id}:events`, `${lease}:${id}:ended`];
+    const tag = `flight:${key}`;
+    const at = (rest: string) => taggedKey(this.prefix, tag, rest);
+    return [at("lease"), at("waited"), at(`${id}:events`), at(`${id}:ended`)];
   }
 
   #script(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
-    // defineCommand adds each script as a method; called with the number of keys first.
-    const call = (this.#client as unknown as Record<ScriptName, ScriptCall>)[name];
-    return this.#send(() => call.call(this.#client, keys.length, ...keys, ...args));
+    return this.#redis.script(name, keys, args);
   }
-
-  async #send<T>(command: () => Promise<T>): Promise<T> {
-    if (this.#closing !== null) throw new StoreFailure("the store's connection was closed");
-    await this.#firstAttempt;
-    try {
-      return await command();
-    } catch (error) {
-      throw new StoreFailure(this.#reason(error));
-    }
-  }
-
-  /** Why a command failed, in words that name nothing of the store's address or secrets. */
-  #reason(error: unknown): string {
-    if (this.#closing !== null) return "the store's connection was closed";
-    const message = error instanceof Error ? error.message : "";
-    if (error instanceof Error && error.name === "ReplyError") return replyReason(message);
-    if (message === "Command timed out") return "the store did not answer in time";
-    const code = this.#lastError ?? "";
-    if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code)) {
-      return "the TLS handshake with the store failed";
-    }
-    return CONNECTION_REASONS[code] ?? "the store closed the connection";
-  }
-}
-
-/** What a failed call is said to be, by the last error of the connection (none: it closed). */
-const CONNECTION_REASONS: Record<string, string> = {
-  ECONNREFUSED: "the store refused the connection",
-  ETIMEDOUT: "the store did not accept the connection in time",
-  ENOTFOUND: "the store's host name did not resolve",
-  EAI_AGAIN: "the store's host name did not resolve",
-  EHOSTUNREACH: "the store's network is unreachable",
-  ENETUNREACH: "the store's network is unreachable",
-  NOAUTH: "the store refused the credentials",
-  WRONGPASS: "the store refused the credentials",
-};
-
-/**
- * An error's code (ECONNREFUSED), a Redis error's first word (WRONGPASS), or for a host tried at
- * several addresses (an AggregateError), the first address's.
- */
-function errorCode(error: unknown): string | null {
-  if (typeof error !== "object" || error === null) return null;
-  const { code, message, errors } = error as {
-    code?: unknown;
-    message?: unknown;
-    errors?: unknown;
-  };
-  if (typeof code === "string") return code;
-  if (Array.isArray(errors)) return errorCode(errors[0]);
-  return typeof message === "string" ? /^[A-Z]+/.exec(message)?.[0] ?? null : null;
-}
-
-function replyReason(message: string): string {
-  if (/^(NOAUTH|WRONGPASS|NOPERM)/.test(message)) return "the store refused the credentials";
-  if (message.startsWith("LOADING")) return "the store is still loading its data";
-  if (message.startsWith("READONLY")) return "the store is a read-only replica";
-  if (message.startsWith("OOM")) return "the store is out of memory";
-  return "the store answered with an error";
 }
 
 /** PX takes a positive whole number of milliseconds. */

@@ -38,10 +38,15 @@ export interface SharedState {
 
   /** The breakers of these providers, mirrored at most MAX_MIRROR_AGE_MS; sync when fresh. */
   breakers(names: readonly string[]): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>>;
-  /** Applies one event to a provider's breaker atomically; `claimMs` bounds a probe claim. */
-  stepBreaker(name: string, event: BreakerEvent, claimMs: number): Promise<BreakerEffect>;
-  /** The same step taken in this turn, offered by an adapter that keeps the state in process. */
-  stepBreakerNow?(name: string, event: BreakerEvent, claimMs: number): BreakerEffect;
+  /**
+   * Applies one event to a provider's breaker atomically; `claimMs` bounds a probe claim. The
+   * memory adapter answers at once, in the same turn; a store's adapter, later.
+   */
+  stepBreaker(
+    name: string,
+    event: BreakerEvent,
+    claimMs: number,
+  ): BreakerEffect | Promise<BreakerEffect>;
 
   /** A describe or health answer another caller or instance stored, if any is fresh. */
   probeResult(kind: ProbeKind, name: string, maxAgeMs: number): Promise<ProbeRecord | null>;

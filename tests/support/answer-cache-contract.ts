@@ -7,12 +7,20 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 import type { AnswerCache } from "../../src/state/answer-cache.ts";
+import { PlacedAnswers } from "../../src/gateway/answer-places.ts";
 
 export type CachePair = { a: AnswerCache; b: AnswerCache; shares: boolean };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function answerCacheContract(pair: () => CachePair): void {
+/** Each instance's answers as the gateway places them: shared ones in the store, the others here. */
+export function answerCacheContract(stores: () => CachePair): void {
+  const pair = () => {
+    const { a, b, shares } = stores();
+    const placed = (store: AnswerCache) =>
+      new PlacedAnswers(store, 1 << 20, performance.now.bind(performance));
+    return { a: placed(a), b: placed(b), shares };
+  };
   let n = 0;
   // Each case its own provider, so cases never see each other's entries.
   const fresh = () => `p${++n}-${crypto.randomUUID().slice(0, 8)}`;
@@ -22,7 +30,7 @@ export function answerCacheContract(pair: () => CachePair): void {
     const provider = fresh();
     const first = await a.lookup(provider, '{"q":"x"}', true);
     assert.equal(first.found, null);
-    await a.store(provider, '{"q":"x"}', first, '{"answer":1}', 60_000, true);
+    await a.keep(provider, '{"q":"x"}', first, '{"answer":1}', 60_000, true);
     await sleep(5);
     const again = await a.lookup(provider, '{"q":"x"}', true);
     assert.equal(again.found?.text, '{"answer":1}');
@@ -33,14 +41,14 @@ export function answerCacheContract(pair: () => CachePair): void {
   it("a public answer stored by one instance is found by the other when the store is shared", async () => {
     const { a, b, shares } = pair();
     const provider = fresh();
-    await a.store(provider, "id", await a.lookup(provider, "id", true), "text", 60_000, true);
+    await a.keep(provider, "id", await a.lookup(provider, "id", true), "text", 60_000, true);
     assert.equal((await b.lookup(provider, "id", true)).found?.text, shares ? "text" : undefined);
   });
 
   it("an answer that is not shared stays in the instance that stored it", async () => {
     const { a, b } = pair();
     const provider = fresh();
-    await a.store(provider, "id", await a.lookup(provider, "id", false), "mine", 60_000, false);
+    await a.keep(provider, "id", await a.lookup(provider, "id", false), "mine", 60_000, false);
     assert.equal((await a.lookup(provider, "id", false)).found?.text, "mine");
     assert.equal((await b.lookup(provider, "id", false)).found, null);
   });
@@ -48,10 +56,10 @@ export function answerCacheContract(pair: () => CachePair): void {
   it("invalidate drops the provider's answers, shared and not, on every instance sharing a store", async () => {
     const { a, b, shares } = pair();
     const provider = fresh();
-    await a.store(provider, "pub", await a.lookup(provider, "pub", true), "p", 60_000, true);
-    await a.store(provider, "own", await a.lookup(provider, "own", false), "o", 60_000, false);
+    await a.keep(provider, "pub", await a.lookup(provider, "pub", true), "p", 60_000, true);
+    await a.keep(provider, "own", await a.lookup(provider, "own", false), "o", 60_000, false);
     const other = fresh();
-    await a.store(other, "pub", await a.lookup(other, "pub", true), "kept", 60_000, true);
+    await a.keep(other, "pub", await a.lookup(other, "pub", true), "kept", 60_000, true);
     // The refresh runs where the shared store tells every instance; alone, on the same one.
     await (shares ? b : a).invalidate(provider);
     assert.equal((await a.lookup(provider, "pub", true)).found, null);
@@ -65,7 +73,7 @@ export function answerCacheContract(pair: () => CachePair): void {
     for (const shared of [true, false]) {
       const before = await a.lookup(provider, "late", shared);
       await a.invalidate(provider);
-      await a.store(provider, "late", before, "stale", 60_000, shared);
+      await a.keep(provider, "late", before, "stale", 60_000, shared);
       assert.equal((await a.lookup(provider, "late", shared)).found, null, `shared: ${shared}`);
     }
   });
@@ -74,7 +82,7 @@ export function answerCacheContract(pair: () => CachePair): void {
     const { a } = pair();
     const provider = fresh();
     for (const shared of [true, false]) {
-      await a.store(provider, "ttl", await a.lookup(provider, "ttl", shared), "t", 40, shared);
+      await a.keep(provider, "ttl", await a.lookup(provider, "ttl", shared), "t", 40, shared);
     }
     await sleep(80);
     assert.equal((await a.lookup(provider, "ttl", true)).found, null);

@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { type AddressInfo, connect, createServer } from "node:net";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 
 /** What the suite says when there is no server to start. */
 export const REDIS_MISSING = "redis-server is not installed (apt-get install redis-server)";
@@ -69,8 +69,15 @@ export async function startRedis(): Promise<RedisServer> {
   };
 }
 
-async function launch(binary: string, port: number): Promise<{ stop: () => Promise<void> }> {
-  const args = ["--save", "", "--appendonly", "no", "--port", String(port), "--bind", "127.0.0.1"];
+async function launch(
+  binary: string,
+  port: number,
+  extra: string[] = [],
+): Promise<{ stop: () => Promise<void> }> {
+  const args = [
+    ...["--save", "", "--appendonly", "no", "--port", String(port), "--bind", "127.0.0.1"],
+    ...extra,
+  ];
   // The shell waits for the server and ends with it; beside it, a watcher reads the shell's stdin
   // (our pipe, kept as fd 3: a background job's own stdin is /dev/null) and stops the server when
   // the pipe closes: by stop(), or by the kernel when this process ends.
@@ -116,6 +123,129 @@ async function launch(binary: string, port: number): Promise<{ stop: () => Promi
     await sleep(PING_EVERY_MS);
   }
   return { stop };
+}
+
+/** A Redis Cluster of Debian's redis-server on loopback, every slot assigned, no replicas. */
+export type RedisCluster = {
+  /** `redis+cluster://` with every node as a seed. */
+  url: string;
+  ports: number[];
+  /** Stops every node and deletes their directories. */
+  stop: () => Promise<void>;
+};
+
+/** The nodes of a test cluster: the fewest redis-cli creates a cluster of. */
+const CLUSTER_NODES = 3;
+/**
+ * The range cluster ports are drawn from: a node also listens on its port + 10000 (the cluster
+ * bus), which must be a port too, and below the kernel's ephemeral range, where the other tests'
+ * servers are.
+ */
+const CLUSTER_PORT_LOW = 20_000;
+const CLUSTER_PORT_HIGH = 30_000;
+/** How long the cluster may take to agree on its slots once created: a second or two on loopback. */
+const CLUSTER_READY_MS = 20_000;
+
+/**
+ * Starts CLUSTER_NODES nodes, each in a directory of its own under the system's temp folder, joins
+ * them with `redis-cli --cluster create`, and waits until every node says `cluster_state:ok`.
+ */
+export async function startRedisCluster(): Promise<RedisCluster> {
+  const binary = redisServerPath();
+  if (binary === null) throw new Error(REDIS_MISSING);
+  const { mkdtemp, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const ports: number[] = [];
+  const nodes: Array<{ stop: () => Promise<void>; dir: string }> = [];
+  const stop = async () => {
+    for (const node of nodes) {
+      await node.stop();
+      await rm(node.dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    for (let i = 0; i < CLUSTER_NODES; i++) {
+      const port = await freeClusterPort(ports);
+      const dir = await mkdtemp(join(tmpdir(), "tracefetch-redis-cluster-"));
+      const extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"];
+      nodes.push({ ...await launch(binary, port, [...extra, "--dir", dir]), dir });
+      ports.push(port);
+    }
+    const cli = join(dirname(binary), "redis-cli");
+    const hosts = ports.map((port) => `127.0.0.1:${port}`);
+    await run(cli, ["--cluster", "create", ...hosts, "--cluster-replicas", "0", "--cluster-yes"]);
+    const deadline = performance.now() + CLUSTER_READY_MS;
+    for (const port of ports) {
+      while (!(await ask(port, "CLUSTER INFO")).includes("cluster_state:ok")) {
+        if (performance.now() > deadline) throw new Error(`the cluster on ${port} never said ok`);
+        await sleep(PING_EVERY_MS * 5);
+      }
+    }
+    return { url: `redis+cluster://${hosts.join(",")}`, ports, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** A port in the cluster range whose bus port (+ 10000) is free too, not among `taken`. */
+async function freeClusterPort(taken: number[]): Promise<number> {
+  for (;;) {
+    const span = CLUSTER_PORT_HIGH - CLUSTER_PORT_LOW;
+    const port = CLUSTER_PORT_LOW + Math.floor(Math.random() * span);
+    if (taken.includes(port)) continue;
+    if (await canListen(port) && await canListen(port + 10_000)) return port;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** Runs a command to its end; fails with its output when it fails. */
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("error", reject);
+    child.once(
+      "exit",
+      (code) =>
+        code === 0 ? resolve() : reject(new Error(`${command} failed (${code}): ${output}`)),
+    );
+  });
+}
+
+/** One inline command's raw answer (the bulk string of CLUSTER INFO), or "" on failure. */
+function ask(port: number, command: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    let reply = "";
+    const done = () => {
+      socket.destroy();
+      resolve(reply);
+    };
+    socket.setTimeout(PING_TIMEOUT_MS, done);
+    socket.once("error", done);
+    socket.once("connect", () => socket.write(`${command}\r\n`));
+    socket.on("data", (chunk: Buffer) => {
+      reply += chunk.toString();
+      const header = /^\$(\d+)\r\n/.exec(reply);
+      if (
+        header === null
+          ? reply.includes("\r\n")
+          : reply.length >= header[0].length + Number(header[1])
+      ) {
+        done();
+      }
+    });
+  });
 }
 
 /** Whether a server on the port answers PING with PONG. */

@@ -4,7 +4,7 @@
  * the same breaker steps (src/core/breaker.ts) whatever keeps them, probe results with their TTL
  * and lease, flights led by one instance and followed by another, and atomicity across instances.
  * A factory gives two instances over one store (`a` and `b`); for the memory adapter they are one
- * instance, and the cross-instance cases are left out.
+ * instance, and the cases of flights across instances are left out (its callers' logs are not).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -156,6 +156,8 @@ export function stateContract(factory: StateFactory): void {
       assert.equal(await world.b.probeResult("health", name, 10_000), null, "gone after its TTL");
     });
 
+    searchLogCases(() => world);
+
     if (!factory.shared) {
       it("shares no flights", async () => {
         assert.equal(await world.a.flight("k"), null);
@@ -250,7 +252,5 @@ export function stateContract(factory: StateFactory): void {
         await fresh2.close();
       }
     });
-
-    searchLogCases(() => world);
   });
 }
