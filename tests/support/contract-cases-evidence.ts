@@ -123,9 +123,15 @@ export const FETCH_CASES: readonly ContractCase[] = [
   postPage("a redirect that never ends", "/loop", 422, "too_many_redirects"),
   getPage("a page that is not text", "/png", 422, "unsupported_content_type"),
   postPage("a page that is not text (POST)", "/png", 422, "unsupported_content_type"),
-  postPage("a page answering 500", "/fails", 502, "fetch_failed"),
-  getPage("a server that closes the connection", "/closes", 502, "fetch_failed"),
-  postPage("a page that is not there (404)", "/gone", 502, "fetch_failed"),
+  postPage("a page answering 500: retry", "/fails", 502, "fetch_failed", {
+    shows: { action: "retry" },
+  }),
+  getPage("a server that closes the connection: retry", "/closes", 502, "fetch_failed", {
+    shows: { action: "retry" },
+  }),
+  postPage("a page that is not there (404): report", "/gone", 502, "fetch_failed", {
+    shows: { action: "report" },
+  }),
   {
     name: "every slot held",
     method: "POST",
