@@ -7,8 +7,9 @@
  * case reaches. A case is one ContractCase (tests/support/contract-case.ts).
  *
  * Gateways (tests/support/contract-gateways.ts): `default` is `npm start` with no settings; `full`
- * turns on tokens, mining, shared state, the cache and caller limits; `locked` needs a token on
- * every route and cannot fetch its keys; `faulty` answers each route's 500.
+ * turns on tokens, mining, shared state, the cache, caller limits and fetching from a loopback
+ * site; `locked` needs a token on every route and cannot fetch its keys; `faulty` answers each
+ * route's 500; `minimal` has one provider and nothing else, so it fetches no page.
  */
 import type { EnvelopeCode } from "../../src/protocol/codes.ts";
 import { type ContractCase, JSON_HEADERS } from "./contract-case.ts";
@@ -26,6 +27,7 @@ import {
   STATUS_CASES,
 } from "./contract-cases-reads.ts";
 import { SEARCH_CASES } from "./contract-cases-search.ts";
+import { FETCH_CASES, VERIFY_CASES } from "./contract-cases-evidence.ts";
 
 export type { ContractCase } from "./contract-case.ts";
 
@@ -34,6 +36,8 @@ export const CASES: Record<string, readonly ContractCase[]> = {
   "/": INDEX_CASES,
   "/v1/search": SEARCH_CASES,
   "/v1/expand": EXPAND_CASES,
+  "/v1/fetch": FETCH_CASES,
+  "/v1/verify": VERIFY_CASES,
   "/v1/refresh": REFRESH_CASES,
   "/v1/providers": PROVIDERS_CASES,
   "/v1/status": STATUS_CASES,

@@ -5,12 +5,16 @@
  * gateway straight and its answer then shown to Prism).
  *
  * - `default`: what `npm start` serves with no settings (launch() over the embedded default).
- * - `full`: what the default leaves off turned on: tokens (HS256), a signing key (the JWKS),
- *   mining to a file, the shared state (memory store), the answer cache, caller limits, one search
- *   in flight at most, /docs; providers for every outcome (a corpus with expand and refresh, a
- *   sensitive one, one that fails, one that implements no action, one that holds, a costly one).
+ * - `full`: what the default leaves off turned on: tokens (HS256), a signing key (the JWKS and
+ *   fetch receipts), mining to a file, the shared state (memory store), the answer cache, caller
+ *   limits, one search in flight at most, /docs, fetching pages with 127.0.0.1 opened (the
+ *   manifest's `fetch` block) from a loopback site (tests/support/contract-site.ts); providers for every outcome (a
+ *   corpus with expand and refresh, a sensitive one, one that fails, one that implements no
+ *   action, one that holds, a costly one).
  * - `locked`: every route needs a token, whose keys cannot be fetched; /docs off.
  * - `faulty`: a port that throws on every request, so each route answers its 500.
+ * - `minimal`: a manifest of one provider and nothing else (no fetch block, unlike the embedded
+ *   default's), no signing key: fetching is off.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,6 +24,8 @@ import { createGateway } from "../../src/http/mod.ts";
 import { corpusAdapter, type CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../../src/kit/serve-provider.ts";
 import { readSettings } from "../../src/config/settings.ts";
+import { parseCidr } from "../../src/io/ip-rules.ts";
+import { nodeFetchParts } from "../../src/runtime/node-evidence.ts";
 import { launch, type Listen, servedPeerAddress } from "../../src/runtime/launch.ts";
 import { listen } from "../../src/runtime/node-listen.ts";
 import { openTraceFile } from "../../src/runtime/trace-file-sink.ts";
@@ -31,8 +37,9 @@ import { answer, raw, startServer, type TestServer } from "./servers.ts";
 import { manifestOf, settingsFor } from "./gateway.ts";
 import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
 import { open } from "./raw-http.ts";
+import { startSite } from "./contract-site.ts";
 
-export type GatewayName = "default" | "full" | "locked" | "faulty";
+export type GatewayName = "default" | "full" | "locked" | "faulty" | "minimal";
 export type TokenName = "reader" | "plain" | "admin" | "expired" | "invalid" | "unfetchable";
 
 export const GATEWAY_HEADER = "x-contract-gateway";
@@ -77,7 +84,21 @@ export type World = {
   holdBody: () => Promise<{ release: () => Promise<void> }>;
   /** The notes corpus reloads without "retries": the locator it issued is now expired. */
   forgetRetries: () => Promise<void>;
+  /** POST /v1/fetch on the full gateway, straight: the result of its envelope. */
+  fetchPage: (request: Record<string, unknown>) => Promise<FetchAnswer>;
+  /** Fetches a page on the full gateway until its answer comes from the cache. */
+  cachePage: (request: Record<string, unknown>) => Promise<void>;
 };
+
+/** What a case reads of a fetch's result. */
+export type FetchAnswer = {
+  cached: boolean;
+  receipt: string | null;
+  evidence: { markdown: string };
+};
+
+/** How often `cachePage` asks before it gives up: the cache is written after the answer. */
+const CACHE_TRIES = 50;
 
 export type Gateways = {
   /** The one listener in front of every gateway. */
@@ -126,6 +147,8 @@ export async function startGateways(): Promise<Gateways> {
     answer("slow", "slow", hit)(req, res, body);
   });
 
+  closing.push(await startSite());
+
   const signing = await keyPair("EdDSA", "gateway-1");
   const dir = await mkdtemp(join(tmpdir(), "tracefetch-contract-"));
   closing.push(() => rm(dir, { recursive: true, force: true }));
@@ -144,8 +167,16 @@ export async function startGateways(): Promise<Gateways> {
     TRACEFETCH_MINING_CONFIRMED: "1",
     TRACEFETCH_TRACE_SECRET: SECRET,
   };
+  // The manifest's fetch block lists a range: read with parseCidr, as the runtimes read it.
+  const fullSettings = (manifest: unknown) => ({
+    ...readSettings(fullEnv, { parseCidr }).withManifest({ value: manifest, loopback: true }),
+    allowLoopback: true,
+    describeProviders: false,
+    // One body in reading per client, so a held one refuses the next (429 overloaded).
+    maxBodiesInRead: 1,
+  });
   const full = createGateway(
-    settingsFor(
+    fullSettings(
       manifestOf([
         { name: "notes", endpoint: notesUrl, cache_ttl_seconds: 60 },
         { name: "lone", scope: "lone", endpoint: notesUrl, isolated: true },
@@ -157,13 +188,12 @@ export async function startGateways(): Promise<Gateways> {
       ], {
         caller_limits: { cost_micros_per_day: COST_MICROS_PER_DAY },
         tiers: { fast: { cost_ceiling_micros: 0 } },
+        fetch: { allow_private_cidrs: ["127.0.0.1/32"] },
       }),
-      fullEnv,
-      // One body in reading per client, so a held one refuses the next (429 overloaded).
-      { allowLoopback: true, describeProviders: false, maxBodiesInRead: 1 },
     ),
     {
       ...nodePorts(),
+      evidence: nodeFetchParts(),
       state: new GuardedState(new MemoryStore(), {
         timeoutMs: 1_000,
         secret: SECRET,
@@ -202,6 +232,13 @@ export async function startGateways(): Promise<Gateways> {
       },
     },
   );
+  const minimal = createGateway(
+    settingsFor(manifestOf([{ name: "notes", endpoint: notesUrl }]), {}, {
+      allowLoopback: true,
+      describeProviders: false,
+    }),
+    { ...nodePorts(), evidence: nodeFetchParts(), peerAddress: servedPeerAddress },
+  );
   const replays = new Map<string, Response>();
   const front = await listen(
     (request, info) => {
@@ -215,6 +252,7 @@ export async function startGateways(): Promise<Gateways> {
       if (name === "full") return full.fetch(request, info);
       if (name === "locked") return locked.fetch(request, info);
       if (name === "faulty") return faulty.fetch(request, info);
+      if (name === "minimal") return minimal.fetch(request, info);
       if (defaultFetch === null) throw new Error("the embedded default did not serve its gateway");
       return defaultFetch(request, info);
     },
@@ -275,6 +313,23 @@ export async function startGateways(): Promise<Gateways> {
     forgetRetries: async () => {
       current = [NOTES[0] as CorpusDocument];
       await notesAdapter.refresh?.(AbortSignal.timeout(5_000));
+    },
+    fetchPage: async (request) => {
+      const res = await full.request("/v1/fetch", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(request),
+      });
+      const envelope = await res.json();
+      if (envelope.code !== "ok") throw new Error(`the page was not fetched: ${envelope.code}`);
+      return envelope.result as FetchAnswer;
+    },
+    cachePage: async (request) => {
+      for (let i = 0; i < CACHE_TRIES; i++) {
+        if ((await world.fetchPage(request)).cached) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`${JSON.stringify(request)} never came from the cache`);
     },
   };
 
