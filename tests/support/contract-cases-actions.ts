@@ -77,6 +77,17 @@ export const REFRESH_CASES: readonly ContractCase[] = [
     status: status as number,
     code: code as EnvelopeCode,
   })),
+  {
+    name: "state_unavailable: the answer cache could not be told",
+    method: "POST",
+    path: "/v1/refresh",
+    gateway: "full",
+    token: "admin",
+    json: { provider: "notes" },
+    before: (world) => world.cacheUnreachable(),
+    status: 503,
+    code: "state_unavailable",
+  },
   ...bodyRefusals("/v1/refresh", { provider: "notes" }, "full"),
   { name: "a method it does not allow", method: "GET", path: "/v1/refresh", status: 405 },
 ];

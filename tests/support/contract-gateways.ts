@@ -33,6 +33,11 @@ import { nodePorts } from "../../src/runtime/node-fetch.ts";
 import { GuardedState } from "../../src/state/guarded-state.ts";
 import { ADMIN_SCOPE } from "../../src/core/caller.ts";
 import { MemoryStore } from "./memory-store.ts";
+import {
+  type AnswerCache,
+  type CacheLookup,
+  MemoryAnswerCache,
+} from "../../src/state/answer-cache.ts";
 import { answer, raw, startServer, type TestServer } from "./servers.ts";
 import { manifestOf, settingsFor } from "./gateway.ts";
 import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
@@ -88,7 +93,24 @@ export type World = {
   fetchPage: (request: Record<string, unknown>) => Promise<FetchAnswer>;
   /** Fetches a page on the full gateway until its answer comes from the cache. */
   cachePage: (request: Record<string, unknown>) => Promise<void>;
+  /** The full gateway's answer cache can no longer be told of a refresh, until the call it returns. */
+  cacheUnreachable: () => Promise<() => Promise<void>>;
 };
+
+/** The full gateway's answer cache: in memory, with a switch that makes its invalidation fail. */
+class SwitchedCache implements AnswerCache {
+  readonly #inner = new MemoryAnswerCache(1_000_000, () => performance.now());
+  reachable = true;
+  lookup(provider: string, identity: string | null): Promise<CacheLookup> {
+    return this.#inner.lookup(provider, identity);
+  }
+  store(p: string, identity: string, lookup: CacheLookup, text: string, ttlMs: number) {
+    return this.#inner.store(p, identity, lookup, text, ttlMs);
+  }
+  invalidate(provider: string): Promise<boolean> {
+    return this.reachable ? this.#inner.invalidate(provider) : Promise.resolve(false);
+  }
+}
 
 /** What a case reads of a fetch's result. */
 export type FetchAnswer = {
@@ -175,6 +197,7 @@ export async function startGateways(): Promise<Gateways> {
     // One body in reading per client, so a held one refuses the next (429 overloaded).
     maxBodiesInRead: 1,
   });
+  const fullCache = new SwitchedCache();
   const full = createGateway(
     fullSettings(
       manifestOf([
@@ -194,6 +217,7 @@ export async function startGateways(): Promise<Gateways> {
     {
       ...nodePorts(),
       evidence: nodeFetchParts(),
+      answerCache: fullCache,
       state: new GuardedState(new MemoryStore(), {
         timeoutMs: 1_000,
         secret: SECRET,
@@ -309,6 +333,10 @@ export async function startGateways(): Promise<Gateways> {
       // Held once the gateway has begun to read it.
       await new Promise((r) => setTimeout(r, 50));
       return { release: () => Promise.resolve(socket.destroy()).then(() => {}) };
+    },
+    cacheUnreachable: () => {
+      fullCache.reachable = false;
+      return Promise.resolve(() => Promise.resolve(void (fullCache.reachable = true)));
     },
     forgetRetries: async () => {
       current = [NOTES[0] as CorpusDocument];
