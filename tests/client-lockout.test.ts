@@ -16,6 +16,7 @@ import { MAX_BODIES_IN_READ_PER_CLIENT } from "../src/protocol/admission-limits.
 import { assertEnvelope } from "./support/gateway.ts";
 import { type RawAnswer, readAnswer } from "./support/raw-http.ts";
 import { rpc } from "./support/mcp.ts";
+import { MCP_TOOL_NAMES } from "../src/protocol/mcp-tools.ts";
 
 const isDeno = "Deno" in globalThis;
 
@@ -156,7 +157,7 @@ describe(`no caller can lock others out, on ${isDeno ? "Deno" : "Node"}`, () => 
       });
       assert.equal(listed.status, 200);
       const { result } = await listed.json() as { result: { tools: unknown[] } };
-      assert.equal(result.tools.length, 4);
+      assert.equal(result.tools.length, MCP_TOOL_NAMES.length);
       assert.ok(performance.now() - listedAt < ANSWER_MS);
     } finally {
       for (const socket of slow) socket.destroy();

@@ -16,6 +16,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CODES } from "../src/envelope/code-table.ts";
+import { MCP_TOOL_NAMES } from "../src/protocol/mcp-tools.ts";
 import { type ActionFixture, startActionFixture } from "./support/action-fuzz-fixture.ts";
 import {
   mcpBytes,
@@ -144,7 +145,7 @@ describe("property: anything POSTed to /mcp gets a JSON-RPC answer or an envelop
         assert.equal(m.result?.serverInfo?.name, "tracefetch-edge", `${what}: ${answer.text}`);
         assert.equal(typeof m.result.protocolVersion, "string");
       }
-      if (method === "tools/list") assert.equal(m.result?.tools?.length, 4, what);
+      if (method === "tools/list") assert.equal(m.result?.tools?.length, MCP_TOOL_NAMES.length, what);
       if (method !== "tools/call") {
         count(`result ${method ?? "(ambiguous id)"}`);
         continue;

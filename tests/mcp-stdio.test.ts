@@ -20,6 +20,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
 import { listen as nodeListen } from "../src/runtime/node-listen.ts";
 import { readSettings } from "../src/config/settings.ts";
+import { MCP_TOOL_NAMES } from "../src/protocol/mcp-tools.ts";
 import { cleanEnv, runCli } from "./support/cli.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -128,7 +129,7 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
   it("--gateway URL: the SDK's stdio client gets the tools and text of the gateway's /mcp", async () => {
     const stdio = await overStdio(["--gateway", gateway.url]);
     assert.deepEqual(stdio.tools, http.tools);
-    assert.deepEqual(stdio.tools, ["expand", "providers", "search", "status"]);
+    assert.deepEqual(stdio.tools, [...MCP_TOOL_NAMES].sort());
     assert.equal(untimed(stdio.text), untimed(http.text));
     assert.equal(stdio.structured.code, "ok");
     assert.match(stdio.stderr, /relaying stdio to http:\/\/127\.0\.0\.1:\d+\/mcp/);

@@ -145,6 +145,8 @@ describe("GET /: an index of the gateway", () => {
       "/",
       "/v1/search",
       "/v1/expand",
+      "/v1/fetch",
+      "/v1/verify",
       "/v1/refresh",
       "/v1/providers",
       "/v1/status",

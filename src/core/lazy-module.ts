@@ -7,8 +7,9 @@
  */
 
 /**
- * `load` (a literal `() => import("./x.ts")`, so the bundler still sees the module) called once:
- * every call answers the same promise. A load that failed is tried again by the next call.
+ * `load` (an arrow that returns a dynamic import of a literal path, so the bundler still sees the
+ * module) called once: every call answers the same promise. A load that failed is tried again by
+ * the next call.
  */
 export function lazy<T>(load: () => Promise<T>): () => Promise<T> {
   let loading: Promise<T> | null = null;
