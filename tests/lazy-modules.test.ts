@@ -76,6 +76,8 @@ describe("the Worker build", { timeout: 60_000 }, () => {
     "src/builtins/mod.ts",
     "src/builtins/github.ts",
     "src/builtins/exa.ts",
+    "src/http/forwarded-client.ts",
+    "src/io/ip-rules.ts",
   ];
 
   it("ships the schemas, expand and refresh, and the remote built-ins only as extra modules", () => {
@@ -85,6 +87,7 @@ describe("the Worker build", { timeout: 60_000 }, () => {
       assert.ok(!atStart.includes(file), `${file} is in the main module`);
       assert.ok(onDemand.includes(file), `${file} is in no extra module`);
     }
+    assert.ok(!atStart.some((file) => file.endsWith("/ipaddr.js/lib/ipaddr.js")), "ipaddr.js");
     assert.ok(
       atStart.includes("src/http/search-input.ts"),
       "the search path is in the main module",
