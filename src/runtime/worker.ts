@@ -9,10 +9,10 @@ import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
-import { workerFetchParts } from "./worker-evidence.ts";
 import { problemResponse } from "../http/respond.ts";
 import { type EnvSettings, readSettings, type SettingsReaders } from "../config/settings.ts";
 import { lazy } from "../core/lazy-module.ts";
+import type { EvidencePorts } from "../http/fetch-route.ts";
 import { requireStateSecret } from "../config/state-settings.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { remoteBuiltins } from "../builtins/remote-builtins.ts";
@@ -79,7 +79,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),
         // Names resolved over DNS-over-HTTPS, pages sent by name (docs/security.md).
-        evidence: workerFetchParts(),
+        evidence: workerFetchPartsOnDemand(),
         ...await sharedStateFor(bindings, read.env),
       }),
     };
@@ -91,6 +91,22 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
     console.error(`tracefetch: configuration refused: ${refused.error}`);
     return refused;
   }
+}
+
+/** worker-evidence.ts, a module of its own: its code loads with the first page fetched. */
+const workerEvidence = lazy(() => import("./worker-evidence.ts"));
+
+/** Workers' resolver and connector (worker-evidence.ts), each loading it when first called. */
+function workerFetchPartsOnDemand(): EvidencePorts {
+  const parts = lazy(async () => (await workerEvidence()).workerFetchParts());
+  return {
+    resolve: async (host, signal) => (await parts()).resolve(host, signal),
+    connector: {
+      // As worker-evidence.ts's: Workers' fetch resolves the name again, so it cannot pin.
+      pinsAddress: false,
+      send: async (request) => (await parts()).connector.send(request),
+    },
+  };
 }
 
 /** src/io/ip-rules.ts's parseCidr, a module of its own with ipaddr.js. */
