@@ -84,6 +84,7 @@ describe("the Worker build", { timeout: 60_000 }, () => {
     "src/runtime/worker-evidence.ts",
     "src/http/api-docs-answers.ts",
     "src/http/page/page-answers.ts",
+    "src/gateway/suspension-probe.ts",
   ];
 
   it("ships the schemas, expand and refresh, the remote built-ins, ipaddr.js and the other code a search does not need only as extra modules", () => {

@@ -34,7 +34,7 @@ import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
 import { ProviderLinks, tokenHeaders, unavailableIn } from "../config/provider-clients.ts";
 import { charged, heldBack } from "./plan-providers.ts";
-import { type ProbeHost, runProbe } from "./suspension-probe.ts";
+import type { ProbeHost } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
 import { lazy } from "../core/lazy-module.ts";
 import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
@@ -42,6 +42,8 @@ import type { PageFetching } from "./page-fetching.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 const loadActionRun = lazy(() => import("./action-run.ts"));
+/** suspension-probe.ts, loaded with the first probe of a suspended provider: a module of its own. */
+const loadSuspensionProbe = lazy(() => import("./suspension-probe.ts"));
 /** page-fetching.ts, loaded with the first page fetch: a module of its own on the Worker. */
 const loadPageFetching = lazy(() => import("./page-fetching.ts"));
 
@@ -229,7 +231,8 @@ export class GatewayState {
     const suspension = this.#suspensions?.watch(
       heldBack(this.config.manifest, plan.decision),
       reads,
-      (claim) => background.run(() => runProbe(this.#probes, claim)),
+      (claim) =>
+        background.run(async () => (await loadSuspensionProbe()).runProbe(this.#probes, claim)),
     );
     const cache = this.#caching.hookFor(ask, (work) => background.run(work));
     cache?.warm?.(plan.run);
