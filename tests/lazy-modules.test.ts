@@ -78,7 +78,6 @@ describe("the Worker build", { timeout: 60_000 }, () => {
     "src/builtins/exa.ts",
     "src/http/forwarded-client.ts",
     "src/io/ip-rules.ts",
-    "src/transport/in-process-provider.ts",
     "src/io/inflate-if-deflated.ts",
     "src/gateway/page-fetching.ts",
     "src/runtime/worker-evidence.ts",

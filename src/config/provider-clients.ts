@@ -6,9 +6,8 @@
 import { BUILTIN_NAMES, type BuiltinName, type SkipReason } from "../protocol/codes.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { httpProvider } from "../transport/http-provider.ts";
+import { inProcessProvider } from "../transport/in-process-provider.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
-import type { SearchAdapter } from "../protocol/provider-contract.ts";
-import { lazy } from "../core/lazy-module.ts";
 import { Semaphore } from "../io/gate.ts";
 import type { SearchDeps } from "../core/search.ts";
 import { requiredScope } from "../core/caller.ts";
@@ -40,7 +39,7 @@ export function clientFor(config: ResolvedConfig, spec: ProviderSpec): ProviderC
   if (spec.transport === "builtin") {
     const adapter = config.builtins[spec.name as BuiltinName];
     if (!adapter) throw new Error(`built-in ${spec.name} planned without an adapter`);
-    return builtinClient(adapter);
+    return inProcessProvider(adapter);
   }
   const secret = spec.auth.type === "bearer" ? config.secrets.get(spec.auth.secret) : undefined;
   return httpProvider({
@@ -101,20 +100,4 @@ export class ProviderLinks {
     }
     return gate;
   }
-}
-
-/** in-process-provider.ts, loaded with the first call to a built-in: a module of its own on Workers. */
-const loadInProcess = lazy(() => import("../transport/in-process-provider.ts"));
-
-/** A built-in's client, called in process; its code loads with the first call to any built-in. */
-function builtinClient(adapter: SearchAdapter): ProviderClient {
-  const client = lazy(async () => (await loadInProcess()).inProcessProvider(adapter));
-  return {
-    call: async (call) => (await client()).call(call),
-    describe: async (call) => (await client()).describe(call),
-    health: async (call) => (await client()).health(call),
-    expand: async (request, call) => (await client()).expand(request, call),
-    refresh: async (call) => (await client()).refresh(call),
-    stats: async (request, call) => (await client()).stats(request, call),
-  };
 }
