@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { BOOLEAN_VARIABLES, type Env, type EnvSettings, readSettings } from "../src/config/mod.ts";
 import { VERSION } from "../src/protocol/version.ts";
 import { ConfigError } from "../src/protocol/config-error.ts";
+import { parseCidr } from "../src/io/ip-rules.ts";
 import { createGateway } from "../src/http/mod.ts";
 import { AUDIENCE, ISSUER } from "./support/auth-keys.ts";
 import { assertEnvelope, manifestOf, settingsFor } from "./support/gateway.ts";
@@ -50,7 +51,7 @@ const KEYS = {
 };
 
 /** The environment as a composition root parses it. */
-const configFromEnv = (env: Env): EnvSettings => readSettings(env).env;
+const configFromEnv = (env: Env): EnvSettings => readSettings(env, { parseCidr }).env;
 
 const refusal = (name: string, value: string) =>
   `${name} must be one of 1/true/yes/on or 0/false/no/off, got ${JSON.stringify(value)}`;
@@ -168,6 +169,17 @@ describe("readSettings: one grammar per kind of value", () => {
         entry,
       );
     }
+  });
+
+  it("TRACEFETCH_TRUSTED_PROXIES set is refused by a reader of the settings without parseCidr; unset, it needs none", () => {
+    assert.deepEqual(readSettings({ TRACEFETCH_TRUSTED_PROXIES: " , " }).env.trustedProxies, []);
+    assert.throws(
+      () => readSettings({ TRACEFETCH_TRUSTED_PROXIES: "10.0.0.0/8" }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message ===
+          "TRACEFETCH_TRUSTED_PROXIES cannot be read by this reader of the settings",
+    );
   });
 
   it("a TRACEFETCH_* name that is a slip for a variable is told at start with the one it likely meant, and ignored", () => {

@@ -76,15 +76,24 @@ describe("the Worker build", { timeout: 60_000 }, () => {
     "src/builtins/mod.ts",
     "src/builtins/github.ts",
     "src/builtins/exa.ts",
+    "src/http/forwarded-client.ts",
+    "src/io/ip-rules.ts",
+    "src/io/inflate-if-deflated.ts",
+    "src/gateway/page-fetching.ts",
+    "src/runtime/worker-evidence.ts",
+    "src/http/api-docs-answers.ts",
+    "src/http/page/page-answers.ts",
+    "src/gateway/suspension-probe.ts",
   ];
 
-  it("ships the schemas, expand and refresh, and the remote built-ins only as extra modules", () => {
+  it("ships the schemas, expand and refresh, the remote built-ins, ipaddr.js and the other code a search does not need only as extra modules", () => {
     const atStart = modules.filter((m) => m.loaded === "start").flatMap((m) => m.inputs);
     const onDemand = modules.filter((m) => m.loaded === "on_demand").flatMap((m) => m.inputs);
     for (const file of LAZY) {
       assert.ok(!atStart.includes(file), `${file} is in the main module`);
       assert.ok(onDemand.includes(file), `${file} is in no extra module`);
     }
+    assert.ok(!atStart.some((file) => file.endsWith("/ipaddr.js/lib/ipaddr.js")), "ipaddr.js");
     assert.ok(
       atStart.includes("src/http/search-input.ts"),
       "the search path is in the main module",

@@ -145,7 +145,9 @@ describe("property: anything POSTed to /mcp gets a JSON-RPC answer or an envelop
         assert.equal(m.result?.serverInfo?.name, "tracefetch-edge", `${what}: ${answer.text}`);
         assert.equal(typeof m.result.protocolVersion, "string");
       }
-      if (method === "tools/list") assert.equal(m.result?.tools?.length, MCP_TOOL_NAMES.length, what);
+      if (method === "tools/list") {
+        assert.equal(m.result?.tools?.length, MCP_TOOL_NAMES.length, what);
+      }
       if (method !== "tools/call") {
         count(`result ${method ?? "(ambiguous id)"}`);
         continue;

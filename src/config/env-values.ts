@@ -12,7 +12,7 @@ import { ConfigError } from "../protocol/config-error.ts";
 import { MAX_ECHOED_SETTING_CHARS } from "../protocol/limits.ts";
 import { nearestName } from "../protocol/did-you-mean.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
-import { type CidrRange, parseCidr } from "../io/ip-rules.ts";
+import type { CidrRange } from "../io/ip-rules.ts";
 import { parseRedisUrl, REDIS_SCHEMES_TEXT } from "../state/redis-url.ts";
 
 /** Environment variables or Workers bindings, by name. */
@@ -159,16 +159,23 @@ export const origins: Variable<string[]> = list((item) => {
 
 /**
  * A comma-separated list of IPv4 and IPv6 addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`,
- * `192.0.2.7`); an address alone is a range of one.
+ * `192.0.2.7`), each read by `parseCidr` (src/io/ip-rules.ts's, handed down by the root, which
+ * may load it on demand); an address alone is a range of one. Without a reader, a list that is set
+ * is refused, never taken unchecked.
  */
-export const addressRanges: Variable<CidrRange[]> = list((item) =>
-  parseCidr(item) ??
-    refuse(
-      `must list IP addresses or CIDR ranges such as 10.0.0.0/8 or fd00::/8, comma-separated; got ${
-        quoted(item)
-      }`,
-    )
-);
+export function addressRanges(
+  parseCidr?: (text: string) => CidrRange | null,
+): Variable<CidrRange[]> {
+  return list((item) => {
+    if (parseCidr === undefined) return refuse("cannot be read by this reader of the settings");
+    return parseCidr(item) ??
+      refuse(
+        `must list IP addresses or CIDR ranges such as 10.0.0.0/8 or fd00::/8, comma-separated; got ${
+          quoted(item)
+        }`,
+      );
+  });
+}
 
 /** What a URL variable may hold: a Redis server, or an endpoint under the URL policy. */
 export type UrlKind =

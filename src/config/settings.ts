@@ -165,10 +165,11 @@ const HIGHEST_PORT = 65_535;
 
 /**
  * Every variable the gateway reads but the shared state's and the cache's (state-settings.ts,
- * cache-settings.ts), each described by its schema. The built-ins' base URLs are read apart: their
- * URL policy depends on TRACEFETCH_ALLOW_LOOPBACK.
+ * cache-settings.ts), each described by its schema; the address list's reads with the root's
+ * parseCidr. The built-ins' base URLs are read apart: their URL policy depends on
+ * TRACEFETCH_ALLOW_LOOPBACK.
  */
-const VARIABLES = {
+const variables = (readers: SettingsReaders) => ({
   HOST: text,
   PORT: integer(0, HIGHEST_PORT),
   TRACEFETCH_MANIFEST: text,
@@ -189,7 +190,7 @@ const VARIABLES = {
   TRACEFETCH_SIGNING_JWK: text,
   TRACEFETCH_GATEWAY_ISSUER: text,
   TRACEFETCH_MCP_ORIGINS: origins,
-  TRACEFETCH_TRUSTED_PROXIES: addressRanges,
+  TRACEFETCH_TRUSTED_PROXIES: addressRanges(readers.parseCidr),
   TRACEFETCH_TRACE_FILE: text,
   TRACEFETCH_TRACE_FILE_MAX_BYTES: positive,
   TRACEFETCH_TRACE_WEBHOOK: text,
@@ -202,7 +203,7 @@ const VARIABLES = {
   TRACEFETCH_TRACE_BACKLOG: positive,
   EXA_API_KEY: apiKey,
   GITHUB_TOKEN: apiKey,
-};
+});
 
 /**
  * Every TRACEFETCH_* name something reads: the gateway's variables, the shared state's and the
@@ -210,7 +211,7 @@ const VARIABLES = {
  * of the shared state. Any other TRACEFETCH_* name close to one of these is reported as a slip.
  */
 export const KNOWN_VARIABLES: readonly string[] = [
-  ...Object.keys(VARIABLES),
+  ...Object.keys(variables({})),
   "TRACEFETCH_STATE_URL",
   "TRACEFETCH_STATE_PREFIX",
   "TRACEFETCH_STATE_TIMEOUT_MS",
@@ -235,26 +236,28 @@ export const BOOLEAN_VARIABLES = [
 ] as const;
 
 /**
- * What reads a manifest's fields that this layer does not parse itself. The root hands in
- * src/io/ip-rules.ts's parseCidr (the worker loads it on demand, keeping ipaddr.js out of its main
- * module); without it, a manifest whose `fetch` block lists ranges is refused, never taken unchecked.
+ * What reads the settings' addresses, which this layer does not parse itself: the root hands in
+ * src/io/ip-rules.ts's parseCidr (the worker loads it only when TRACEFETCH_TRUSTED_PROXIES or the
+ * manifest's `fetch` block lists ranges, keeping ipaddr.js out of its main module). Without it,
+ * TRACEFETCH_TRUSTED_PROXIES set or a manifest whose `fetch` block lists ranges is refused, never
+ * taken unchecked.
  */
-export type ManifestReaders = { parseCidr?: (text: string) => unknown };
+export type SettingsReaders = { parseCidr?: (text: string) => CidrRange | null };
 
 /**
  * Parses every variable once; throws ConfigError naming the first one that is not understood.
  * Call it at a composition root, once.
  */
-export function readSettings(env: Env, readers: ManifestReaders = {}): ReadSettings {
-  const parsed = parseEnv(env);
+export function readSettings(env: Env, readers: SettingsReaders = {}): ReadSettings {
+  const parsed = parseEnv(env, readers);
   return {
     env: parsed,
     withManifest: (input) => settingsWith(parsed, input, env, readers),
   };
 }
 
-function parseEnv(env: Env): EnvSettings {
-  const read = readVariables(env, VARIABLES);
+function parseEnv(env: Env, readers: SettingsReaders): EnvSettings {
+  const read = readVariables(env, variables(readers));
   const allowLoopback = read.TRACEFETCH_ALLOW_LOOPBACK;
   const baseUrls = readVariables(env, {
     EXA_BASE_URL: url({ kind: "endpoint", allowLoopback, role: "base" }),
@@ -318,7 +321,7 @@ function settingsWith(
   parsed: EnvSettings,
   input: ManifestInput,
   env: Env,
-  readers: ManifestReaders,
+  readers: SettingsReaders,
 ): Settings {
   const allowLoopback = input.loopback === true || parsed.allowLoopback;
   const manifest = "validated" in input

@@ -34,14 +34,18 @@ import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
 import { ProviderLinks, tokenHeaders, unavailableIn } from "../config/provider-clients.ts";
 import { charged, heldBack } from "./plan-providers.ts";
-import { type ProbeHost, runProbe } from "./suspension-probe.ts";
+import type { ProbeHost } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
 import { lazy } from "../core/lazy-module.ts";
 import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
-import { PageFetching } from "./page-fetching.ts";
+import type { PageFetching } from "./page-fetching.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 const loadActionRun = lazy(() => import("./action-run.ts"));
+/** suspension-probe.ts, loaded with the first probe of a suspended provider: a module of its own. */
+const loadSuspensionProbe = lazy(() => import("./suspension-probe.ts"));
+/** page-fetching.ts, loaded with the first page fetch: a module of its own on the Worker. */
+const loadPageFetching = lazy(() => import("./page-fetching.ts"));
 
 export class GatewayState {
   readonly #links: ProviderLinks;
@@ -64,15 +68,14 @@ export class GatewayState {
   readonly mining: MiningGate | null;
   /** Providers' answers kept for `cache_ttl_seconds` (docs/envelope.md, "Cached answers"). */
   readonly #caching: AnswerCaching;
-  /** Page fetches (docs/envelope.md, "Fetching a page"): their admission, cache and verify. */
-  readonly fetching: PageFetching;
+  /** Page fetches (docs/envelope.md, "Fetching a page"), made with the first: see pageFetching. */
+  #fetching: PageFetching | null = null;
 
   constructor(readonly config: ResolvedConfig) {
     this.#links = new ProviderLinks(config);
     this.mining = config.mining === null ? null : new MiningGate(config.mining);
     this.#caching = new AnswerCaching(config);
     this.#searches = new Slots(config.maxInflight);
-    this.fetching = new PageFetching(config, this.#searches);
     this.#suspensions = config.suspendProviders ? new Suspensions(config.state, config.now) : null;
     this.#descriptions = config.describeProviders
       ? new Descriptions(config.now, (spec) => this.#links.client(spec), config.state)
@@ -119,6 +122,15 @@ export class GatewayState {
       recordHealth: (name, answer) => this.#health.record(name, answer),
       invalidateCache: (name) => this.#caching.invalidate(name),
     };
+  }
+
+  /**
+   * Page fetches' admission and cache (docs/envelope.md, "Fetching a page"), made with the first
+   * fetch: they share this instance's in-flight slots with its searches.
+   */
+  async pageFetching(): Promise<PageFetching> {
+    const { PageFetching } = await loadPageFetching();
+    return this.#fetching ??= new PageFetching(this.config, this.#searches);
   }
 
   /** Searches admitted and not yet answered. */
@@ -219,7 +231,8 @@ export class GatewayState {
     const suspension = this.#suspensions?.watch(
       heldBack(this.config.manifest, plan.decision),
       reads,
-      (claim) => background.run(() => runProbe(this.#probes, claim)),
+      (claim) =>
+        background.run(async () => (await loadSuspensionProbe()).runProbe(this.#probes, claim)),
     );
     const cache = this.#caching.hookFor(ask, (work) => background.run(work));
     cache?.warm?.(plan.run);

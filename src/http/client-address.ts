@@ -11,16 +11,21 @@
  * - An IPv6 client counts by its /64 and an IPv4-mapped IPv6 address as its IPv4, so one host
  *   cannot be many clients by changing addresses or address family.
  * - An unknown peer (`app.request` in tests, a runtime that says nothing) is one shared client.
+ * - ipaddr.js (forwarded-client.ts) loads with the first request whose peer is not dotted IPv4 or
+ *   whose X-Forwarded-For may count; a plain IPv4 peer is named exactly as it would name it.
  */
 import type { MiddlewareHandler } from "hono";
-import { CLIENT_IPV6_PREFIX_BITS } from "../protocol/admission-limits.ts";
-// Imported as a file, not through src/io/mod.ts: ipaddr.js is CommonJS (src/io/ip-rules.ts).
-import { type CidrRange, hostKey, inRanges, parseHostAddress } from "../io/ip-rules.ts";
+import { lazy } from "../core/lazy-module.ts";
+import { dottedIpv4 } from "../io/dotted-ipv4.ts";
+import type { CidrRange } from "../io/ip-rules.ts";
 import type { PeerAddress } from "../config/gateway-config.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 
 /** The one client every request of an unknown address counts as. */
 export const UNKNOWN_CLIENT = "unknown";
+
+/** The full rules with ipaddr.js, a module of its own on Workers (forwarded-client.ts). */
+const fullRules = lazy(() => import("./forwarded-client.ts"));
 
 /** Sets `clientAddress` on the context, for every route after it. */
 export function clientAddressMiddleware(config: {
@@ -30,31 +35,24 @@ export function clientAddressMiddleware(config: {
   return async (c, next) => {
     const peer = config.peerAddress(c.req.raw, c.env);
     const forwarded = c.req.header("x-forwarded-for") ?? null;
-    c.set("clientAddress", clientAddress(peer, forwarded, config.trustedProxies));
+    c.set("clientAddress", await clientAddress(peer, forwarded, config.trustedProxies));
     await next();
   };
 }
 
 /**
  * The client a request counts as: an IPv4 address (`192.0.2.7`), an IPv6 /64
- * (`2001:db8:1:2::/64`), or UNKNOWN_CLIENT.
+ * (`2001:db8:1:2::/64`), or UNKNOWN_CLIENT. A dotted IPv4 peer with no X-Forwarded-For to follow
+ * is named here; any other peer, or one whose X-Forwarded-For may count, by the full rules.
  */
-export function clientAddress(
+export async function clientAddress(
   peer: string | null,
   forwardedFor: string | null,
   trusted: readonly CidrRange[],
-): string {
-  let client = peer === null ? null : parseHostAddress(peer);
-  if (client === null) return UNKNOWN_CLIENT;
-  if (forwardedFor !== null && inRanges(client, trusted)) {
-    const hops = forwardedFor.split(",");
-    for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = parseHostAddress(hops[i] as string);
-      // Not an address: nothing left of it can be trusted; the proxy that wrote it is the client.
-      if (hop === null) break;
-      client = hop;
-      if (!inRanges(hop, trusted)) break;
-    }
-  }
-  return hostKey(client, CLIENT_IPV6_PREFIX_BITS);
+): Promise<string> {
+  if (peer === null) return UNKNOWN_CLIENT;
+  // X-Forwarded-For counts only from a trusted proxy: with none, or no header, the peer decides.
+  const plain = forwardedFor === null || trusted.length === 0 ? dottedIpv4(peer) : null;
+  if (plain !== null) return plain;
+  return (await fullRules()).forwardedClient(peer, forwardedFor, trusted) ?? UNKNOWN_CLIENT;
 }

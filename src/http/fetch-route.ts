@@ -87,7 +87,8 @@ export async function answerFetch(
         : "this gateway's runtime gave it no way to reach pages",
     );
   }
-  const admission = await state.fetching.admit(call);
+  const fetching = await state.pageFetching();
+  const admission = await fetching.admit(call);
   if (!admission.ok) return admission.envelope;
   const started = state.config.now();
   /** The answer, its trace recorded after it when mining is on (docs/security.md). */
@@ -115,7 +116,7 @@ export async function answerFetch(
     return envelope;
   };
   try {
-    const hit = await state.fetching.pages.lookup(request);
+    const hit = await fetching.pages.lookup(request);
     const cached = hit === null ? null : storedResult(hit.text);
     if (hit !== null && cached !== null) {
       const result = { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) };
@@ -133,7 +134,7 @@ export async function answerFetch(
       case "fetched": {
         const result = await resultOf(state, request, outcome.evidence, outcome.body);
         const text = JSON.stringify(result);
-        call.later(() => state.fetching.pages.store(request, outcome.evidence.final_url, text));
+        call.later(() => fetching.pages.store(request, outcome.evidence.final_url, text));
         return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
       }
       case "refused":

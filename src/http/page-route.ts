@@ -5,15 +5,14 @@
  *
  * The page and its files carry no data, so they are served before the caller is resolved: with
  * TRACEFETCH_REQUIRE_AUTH a person still gets the page, pastes a token, and every call the page
- * makes carries it. Their text is a module of its own (`page/page-assets.ts`), loaded on the first
- * page asked for: agents never load it, and on Workers it is an extra module.
+ * makes carries it. Their answers and text are a module of its own (`page/page-answers.ts`),
+ * loaded on the first page asked for: agents never load it, and on Workers it is an extra module.
  */
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import type { GatewayEnv } from "./caller-middleware.ts";
-import { problemResponse } from "./respond.ts";
 import { lazy } from "../core/lazy-module.ts";
 
-const loadPageAssets = lazy(() => import("./page/page-assets.ts"));
+const loadPageAnswers = lazy(() => import("./page/page-answers.ts"));
 
 /**
  * Content-Security-Policy of the page and its files: scripts, styles and fetches from this origin
@@ -22,9 +21,6 @@ const loadPageAssets = lazy(() => import("./page/page-assets.ts"));
  */
 export const PAGE_CSP = "default-src 'self'; base-uri 'none'; form-action 'self'; " +
   "frame-ancestors 'none'";
-
-/** The page changes only with a deploy, yet its HTML and script must match: revalidate each. */
-const PAGE_CACHE = "no-cache";
 
 /** The highest quality an Accept header gives the ranges `matches` picks; 0 when it has none. */
 function quality(accept: string, matches: (range: string) => boolean): number {
@@ -51,50 +47,15 @@ export function prefersHtml(accept: string | undefined): boolean {
   return html > 0 && html > json;
 }
 
-function pageResponse(
-  c: Context<GatewayEnv>,
-  body: string,
-  contentType: string,
-  extra: Record<string, string> = {},
-): Response {
-  return new Response(body, {
-    headers: {
-      ...extra,
-      "content-type": contentType,
-      "content-security-policy": PAGE_CSP,
-      "x-content-type-options": "nosniff",
-      // A hit's link must not tell the page it leads to where the gateway is.
-      "referrer-policy": "no-referrer",
-      "cache-control": PAGE_CACHE,
-      "x-request-id": c.get("requestId"),
-    },
-  });
-}
-
 /** Registers `GET /` for browsers and `GET /page/{name}`; call before the caller middleware. */
 export function registerPage(app: Hono<GatewayEnv>): void {
   app.get("/", async (c, next) => {
     if (prefersHtml(c.req.header("accept"))) {
-      const { PAGE_HTML } = await loadPageAssets();
-      return pageResponse(c, PAGE_HTML, "text/html; charset=utf-8", { vary: "accept" });
+      return (await loadPageAnswers()).pageAnswer(c, PAGE_CSP);
     }
     await next();
     c.res.headers.append("vary", "accept");
   });
 
-  app.get("/page/:file", async (c) => {
-    const { PAGE_FILES } = await loadPageAssets();
-    const file = c.req.param("file");
-    const asset = Object.hasOwn(PAGE_FILES, file) ? PAGE_FILES[file] : undefined;
-    if (asset === undefined) {
-      const known = Object.keys(PAGE_FILES).map((n) => `/page/${n}`).join(", ");
-      return problemResponse(
-        "index",
-        "not_found",
-        c.get("requestId"),
-        `no page file ${file}; the page has ${known}`,
-      );
-    }
-    return pageResponse(c, asset.body, asset.contentType);
-  });
+  app.get("/page/:file", async (c) => (await loadPageAnswers()).pageFileAnswer(c, PAGE_CSP));
 }

@@ -14,7 +14,6 @@
  */
 import type { ByteBudget } from "./byte-budget.ts";
 import { type BoundedRead, readBounded } from "./bounded-reader.ts";
-import { inflateIfDeflated } from "./inflate-if-deflated.ts";
 
 /**
  * The code a client puts on a body that does not decode as its content-encoding says (the Node
@@ -63,19 +62,26 @@ export function answerOf(response: Response): ProviderAnswer {
     opaqueRedirect: response.type === "opaqueredirect",
     header: (name) => response.headers.get(name),
     read: (cap, budget) =>
-      readDeclared(response, cap, budget) ?? readBounded(decoded(response), cap, budget),
+      readDeclared(response, cap, budget) ?? readDecoded(response, cap, budget),
     cancel: async () => {
       await response.body?.cancel().catch(() => {});
     },
   };
 }
 
-/** The body, decoded as its Content-Encoding says where the runtime's fetch left it encoded. */
-function decoded(response: Response): ReadableStream<Uint8Array> | null {
+/** The body read, decoded as its Content-Encoding says where the runtime's fetch left it encoded. */
+async function readDecoded(
+  response: Response,
+  cap: number,
+  budget: ByteBudget | null,
+): Promise<BoundedRead> {
   const body = response.body;
-  if (body === null) return null;
   const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
-  return encoding === "deflate" ? inflateIfDeflated(body, undecodableDeflate) : body;
+  if (body === null || encoding !== "deflate") return await readBounded(body, cap, budget);
+  // A module of its own on Workers, whose fetch decodes deflate itself: only Deno's leaves it
+  // encoded. (src/io sits below src/core's lazy(); the runtime keeps the module once loaded.)
+  const { inflateIfDeflated } = await import("./inflate-if-deflated.ts");
+  return await readBounded(inflateIfDeflated(body, undecodableDeflate), cap, budget);
 }
 
 /** A failure of the deflate decoder itself, marked UNDECODABLE_BODY for the classifier. */

@@ -9,9 +9,10 @@ import workspace from "tracefetch:workspace";
 import bundledManifest from "tracefetch:bundled-manifest";
 import bundledViewer from "tracefetch:api-docs-viewer";
 import { createGateway } from "../http/create-gateway.ts";
-import { workerFetchParts } from "./worker-evidence.ts";
 import { problemResponse } from "../http/respond.ts";
-import { type EnvSettings, readSettings } from "../config/settings.ts";
+import { type EnvSettings, readSettings, type SettingsReaders } from "../config/settings.ts";
+import { lazy } from "../core/lazy-module.ts";
+import type { EvidencePorts } from "../http/fetch-route.ts";
 import { requireStateSecret } from "../config/state-settings.ts";
 import { ConfigError } from "../protocol/config-error.ts";
 import { remoteBuiltins } from "../builtins/remote-builtins.ts";
@@ -47,17 +48,23 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         );
       }
     }
-    // ipaddr.js (CommonJS, a few KiB) stays out of the main module: loaded only to read settings.
-    const { parseCidr } = await import("../io/ip-rules.ts");
-    const read = readSettings(env, { parseCidr });
+    // ipaddr.js (CommonJS, about 4 KiB gzipped) stays out of the main module: it loads only when
+    // a setting lists addresses for it to read.
+    const read = readSettings(
+      env,
+      env.TRACEFETCH_TRUSTED_PROXIES?.trim() ? await addressReaders() : {},
+    );
     const manifest = read.env.manifest ?? bundledManifest;
     if (!manifest) {
       throw new Error(
         "no manifest: set the TRACEFETCH_MANIFEST var or secret, or bundle one at build time with TRACEFETCH_MANIFEST_FILE",
       );
     }
+    const withRanges = listsFetchRanges(manifest)
+      ? readSettings(env, await addressReaders())
+      : read;
     const settings = {
-      ...read.withManifest({ text: manifest }),
+      ...withRanges.withManifest({ text: manifest }),
       maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
     };
     return {
@@ -72,7 +79,7 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
         // Cloudflare's edge sets it to the address that connected to it; a caller cannot.
         peerAddress: (request) => request.headers.get("cf-connecting-ip"),
         // Names resolved over DNS-over-HTTPS, pages sent by name (docs/security.md).
-        evidence: workerFetchParts(),
+        evidence: workerFetchPartsOnDemand(),
         ...await sharedStateFor(bindings, read.env),
       }),
     };
@@ -83,6 +90,46 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
     };
     console.error(`tracefetch: configuration refused: ${refused.error}`);
     return refused;
+  }
+}
+
+/** worker-evidence.ts, a module of its own: its code loads with the first page fetched. */
+const workerEvidence = lazy(() => import("./worker-evidence.ts"));
+
+/** Workers' resolver and connector (worker-evidence.ts), each loading it when first called. */
+function workerFetchPartsOnDemand(): EvidencePorts {
+  const parts = lazy(async () => (await workerEvidence()).workerFetchParts());
+  return {
+    resolve: async (host, signal) => (await parts()).resolve(host, signal),
+    connector: {
+      // As worker-evidence.ts's: Workers' fetch resolves the name again, so it cannot pin.
+      pinsAddress: false,
+      send: async (request) => (await parts()).connector.send(request),
+    },
+  };
+}
+
+/** src/io/ip-rules.ts's parseCidr, a module of its own with ipaddr.js. */
+const ipRules = lazy(() => import("../io/ip-rules.ts"));
+
+async function addressReaders(): Promise<SettingsReaders> {
+  return { parseCidr: (await ipRules()).parseCidr };
+}
+
+/**
+ * Whether the manifest's `fetch` block lists private ranges, which only parseCidr can check: read
+ * as the manifest's reader reads it (a byte-order mark skipped); text that is not JSON lists none,
+ * and is refused as it would be anyway.
+ */
+function listsFetchRanges(text: string): boolean {
+  if (!text.includes("cidrs") && !text.includes("\\u")) return false;
+  try {
+    const json: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    const ranges = (json as { fetch?: { allow_private_cidrs?: unknown } } | null)?.fetch
+      ?.allow_private_cidrs;
+    return Array.isArray(ranges) && ranges.length > 0;
+  } catch {
+    return false;
   }
 }
 

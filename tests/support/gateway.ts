@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createGateway } from "../../src/http/mod.ts";
 import { type Env, type Ports, readSettings, type Settings } from "../../src/config/mod.ts";
 import { nodePorts } from "../../src/runtime/node-fetch.ts";
+import { parseCidr } from "../../src/io/ip-rules.ts";
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 (addFormats as unknown as (a: Ajv2020) => void)(ajv);
@@ -63,7 +64,7 @@ export function settingsFor(
   env: Env = {},
   overrides: Partial<Settings> = {},
 ): Settings {
-  const read = readSettings(env);
+  const read = readSettings(env, { parseCidr });
   const loopback = overrides.allowLoopback === true;
   const input = typeof manifest === "string" ? { text: manifest } : { value: manifest };
   return { ...read.withManifest({ ...input, loopback }), ...overrides };
