@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { EVIDENCE_ROUTES, FETCH_FORMATS } from "./codes.ts";
 import { MAX_EVIDENCE_LINKS } from "./fetch-limits.ts";
+import { MAX_HEADING_LEVEL, MAX_HTTP_STATUS, MIN_HTTP_STATUS } from "./limits.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 const Timestamp = v.pipe(v.string(), v.isoTimestamp());
@@ -16,7 +17,7 @@ const Sha256 = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/));
 export const AnchorSchema = v.strictObject({
   id: v.string(),
   heading: v.string(),
-  level: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(6)),
+  level: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_HEADING_LEVEL)),
   /** 1-based lines of `markdown`, the heading's own line first. */
   line_start: v.pipe(v.number(), v.integer(), v.minValue(1)),
   line_end: v.pipe(v.number(), v.integer(), v.minValue(1)),
@@ -30,7 +31,12 @@ const EVIDENCE_ENTRIES = {
   requested_url: v.string(),
   /** Where the last redirect led: the page the text was made from. */
   final_url: v.string(),
-  status_code: v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599)),
+  status_code: v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(MIN_HTTP_STATUS),
+    v.maxValue(MAX_HTTP_STATUS),
+  ),
   fetched_at: Timestamp,
   content_type: v.string(),
   /** Bytes of the body as received, decoded from transfer and content encodings. */
@@ -114,7 +120,7 @@ export const QuoteFoundSchema = v.strictObject({
     v.strictObject({
       id: v.string(),
       heading: v.string(),
-      level: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(6)),
+      level: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_HEADING_LEVEL)),
     }),
   ),
 });

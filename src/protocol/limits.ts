@@ -62,6 +62,16 @@ export const MAX_HOST_NAME_CHARS = 253;
 /** One DNS label (RFC 1035 section 2.3.4): at most 63 octets. */
 export const MAX_HOST_LABEL_CHARS = 63;
 
+/** HTML has six heading levels (h1 to h6): an anchor's level is one of them. */
+export const MAX_HEADING_LEVEL = 6;
+
+/** An HTTP status is three digits from 100 to 599 (RFC 9110 section 15). */
+export const MIN_HTTP_STATUS = 100;
+export const MAX_HTTP_STATUS = 599;
+
+/** An MCP tool's name: at most 128 characters, as the specification's guidance for names says. */
+export const MAX_MCP_TOOL_NAME_CHARS = 128;
+
 /** The whole search's deadline, as TraceFetch 1.0 allowed at most five minutes per provider. */
 export const MIN_TIMEOUT_MS = 1;
 export const MAX_TIMEOUT_MS = 300_000;

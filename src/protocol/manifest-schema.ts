@@ -14,6 +14,7 @@ import {
   MAX_CALLER_COST_MICROS_PER_DAY,
   MAX_CALLER_SEARCHES_PER_MINUTE,
   MAX_ENDPOINT_CHARS,
+  MAX_HOST_NAME_CHARS,
   MAX_NAME_CHARS,
   MAX_PROVIDER_MAX_CONCURRENCY,
   MAX_PROVIDER_TIMEOUT_SECONDS,
@@ -21,6 +22,7 @@ import {
 } from "./limits.ts";
 import { SENSITIVITIES } from "./codes.ts";
 import { MAX_FETCH_POLICY_ENTRIES } from "./fetch-limits.ts";
+import { HOST_NAME } from "./search-filters.ts";
 import { type McpMapping, McpMappingSchema } from "./mcp-mapping.ts";
 
 export const MANIFEST_VERSION = "tracefetch.providers.v1";
@@ -97,11 +99,10 @@ export type CallerLimits = v.InferOutput<typeof CallerLimitsSchema>;
  * A domain of the fetch policy, lowercase ASCII (an internationalised name in its `xn--` form): it
  * stands for itself and every name under it.
  */
-export const DOMAIN_PATTERN =
-  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const DOMAIN_PATTERN = HOST_NAME;
 
 const Domains = v.pipe(
-  v.array(v.pipe(v.string(), v.regex(DOMAIN_PATTERN))),
+  v.array(v.pipe(v.string(), v.maxLength(MAX_HOST_NAME_CHARS), v.regex(DOMAIN_PATTERN))),
   v.maxLength(MAX_FETCH_POLICY_ENTRIES),
 );
 

@@ -10,9 +10,10 @@
 import * as v from "valibot";
 import { isRecord } from "./json-value.ts";
 import { didYouMean } from "./did-you-mean.ts";
+import { MAX_MCP_TOOL_NAME_CHARS } from "./limits.ts";
 
 /** A tool name MCP allows (the 2025-06-18 revision's guidance): at most 128 such characters. */
-export const MCP_TOOL_NAME = /^[A-Za-z0-9_.\/-]{1,128}$/;
+export const MCP_TOOL_NAME = new RegExp(`^[A-Za-z0-9_./-]{1,${MAX_MCP_TOOL_NAME_CHARS}}$`);
 /** A dotted path: keys of letters, digits, `_`, `-` or `$`, separated by dots. */
 export const MCP_PATH = /^[A-Za-z0-9_$-]+(?:\.[A-Za-z0-9_$-]+)*$/;
 /** A placeholder inside a string: `{` a path `}`. */
