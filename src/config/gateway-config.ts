@@ -20,6 +20,7 @@ import type { TraceSink } from "../protocol/trace-sink.ts";
 import type { SharedState } from "../state/shared-state.ts";
 import type { AnswerCache } from "../state/answer-cache.ts";
 import { MemoryState } from "../state/memory-state.ts";
+import { NO_TELEMETRY, type Telemetry } from "../core/telemetry.ts";
 
 /**
  * Gives the script of the API reference viewer (Scalar's standalone browser bundle), read once
@@ -61,6 +62,11 @@ export type Ports = {
    * the app beside it (Hono's `c.env`). Absent, or null for a request: the address is unknown.
    */
   peerAddress?: PeerAddress | undefined;
+  /**
+   * Metrics (`GET /metrics`) and traces (OTLP/HTTP) the root built from the settings
+   * (src/observe); absent, the gateway keeps neither.
+   */
+  telemetry?: Telemetry | undefined;
 };
 
 /** Reads the peer's address of a request (Ports, `peerAddress`); null when it is not known. */
@@ -90,6 +96,8 @@ export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "st
   peerAddress: PeerAddress;
   /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
   mining: MiningConfig | null;
+  /** Metrics and traces; either part null when off. */
+  telemetry: Telemetry;
 };
 
 export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedConfig {
@@ -129,6 +137,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     answerCache: ports.answerCache ?? null,
     peerAddress: ports.peerAddress ?? (() => null),
     mining,
+    telemetry: ports.telemetry ?? NO_TELEMETRY,
   };
 }
 
