@@ -32,6 +32,9 @@ export const LAYERS = [
     onlyImports: ["src/kit", "src/protocol"],
   },
   { name: "http", folders: ["src/http"] },
+  // Metrics and traces (prom-client, OpenTelemetry) behind src/core's telemetry ports: the roots
+  // pick them from the settings, so neither the gateway nor the worker's main module loads them.
+  { name: "observability", folders: ["src/observe"] },
   { name: "gateway", folders: ["src/gateway"] },
   // The settings, read once by a root, and the configuration they resolve into.
   { name: "config", folders: ["src/config"] },

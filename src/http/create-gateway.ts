@@ -31,6 +31,7 @@ import type { ParsedAction } from "../protocol/action-request.ts";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import { decodeUtf8 } from "../io/bounded-reader.ts";
 import { lazy } from "../core/lazy-module.ts";
+import { observeRequests, registerMetricsOff, registerMetricsRoute } from "./observe-routes.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -55,6 +56,8 @@ const loadMcp = lazy(() => import("./mcp/mcp-endpoint.ts"));
 export function createGateway(settings: Settings, ports: Ports = {}): Hono<GatewayEnv> {
   const state = new GatewayState(resolveConfig(settings, ports));
   const app = new Hono<GatewayEnv>();
+  const { telemetry } = state.config;
+  telemetry.metrics?.watch(state.gauges());
 
   app.use("*", async (c, next) => {
     const incoming = c.req.header("x-request-id");
@@ -64,6 +67,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
     );
     await next();
   });
+  app.use("*", observeRequests(telemetry, state.config.now));
   // Before any route: whom the request counts against where callers are bounded one by one.
   app.use("*", clientAddressMiddleware(state.config));
   // Around everything after the request id, so a 404, a 405 or a refused token is indented too.
@@ -95,6 +99,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
   // Before the caller is resolved: they describe the API, not its data, and a browser opening
   // /docs sends no token.
   registerDocsRoutes(app, ports.apiDocs ?? null);
+  if (telemetry.metrics === null) registerMetricsOff(app);
   app.use("*", callerMiddleware(state));
 
   const { maxBodiesInRead, maxBodyBytesInRead, bodyTimeoutMs } = state.config;
@@ -116,6 +121,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       caller: c.get("caller"),
       client: c.get("clientAddress"),
       requestId,
+      trace: c.get("span")?.trace,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
     const later = afterAnswer(c);
@@ -201,6 +207,9 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
   });
 
   registerInfoRoutes(app, state);
+  if (telemetry.metrics !== null) {
+    registerMetricsRoute(app, telemetry.metrics, state.config.auth.requireAuth);
+  }
 
   for (const { pattern, command, allow } of ROUTES) {
     app.all(pattern, (c) => notAllowed(c, command, allow));

@@ -27,6 +27,7 @@ import { requireStateSecret, type StateVariables } from "../config/state-setting
 import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
 import type { SharedState } from "../state/shared-state.ts";
+import { PrometheusMetrics } from "../observe/prometheus-metrics.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 
@@ -94,6 +95,8 @@ export async function launch(
       onWarning: (line) => warnings.push(line),
       traceSink,
       peerAddress: servedPeerAddress,
+      // Node and Deno are scraped: `GET /metrics` (docs/deploy.md, "Observing it").
+      telemetry: { metrics: new PrometheusMetrics(), tracing: null },
     });
     let gateway: Served;
     try {
