@@ -83,22 +83,27 @@ export type ResolvedAuth = {
 };
 
 /** A configuration that passed every check; each field has its final value. */
-export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "state"> & {
-  auth: ResolvedAuth;
-  builtins: Partial<Record<BuiltinName, SearchAdapter>>;
-  fetch: typeof fetch;
-  exchange: ProviderExchange;
-  now: () => number;
-  wallClock: () => number;
-  state: SharedState;
-  /** The runtime's answer cache; null: one in memory, made when a provider caches. */
-  answerCache: AnswerCache | null;
-  peerAddress: PeerAddress;
-  /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
-  mining: MiningConfig | null;
-  /** Metrics and traces; either part null when off. */
-  telemetry: Telemetry;
-};
+export type ResolvedConfig =
+  & Omit<
+    Settings,
+    "mining" | "auth" | "builtins" | "state" | "telemetry"
+  >
+  & {
+    auth: ResolvedAuth;
+    builtins: Partial<Record<BuiltinName, SearchAdapter>>;
+    fetch: typeof fetch;
+    exchange: ProviderExchange;
+    now: () => number;
+    wallClock: () => number;
+    state: SharedState;
+    /** The runtime's answer cache; null: one in memory, made when a provider caches. */
+    answerCache: AnswerCache | null;
+    peerAddress: PeerAddress;
+    /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
+    mining: MiningConfig | null;
+    /** Metrics and traces; either part null when off. */
+    telemetry: Telemetry;
+  };
 
 export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedConfig {
   const onWarning = (line: string) => ports.onWarning?.(line);
@@ -117,7 +122,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     fetch: fetchImpl,
     onWarning,
   });
-  const { auth: _variables, builtins: _keys, state: _store, ...rest } = settings;
+  const { auth: _variables, builtins: _keys, state: _store, telemetry: _otel, ...rest } = settings;
   const now = ports.now ?? (() => performance.now());
   const wallClock = ports.wallClock ?? (() => Date.now());
   return {

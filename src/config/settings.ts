@@ -54,6 +54,7 @@ import {
 } from "./env-values.ts";
 import { type StateVariables, stateVariables } from "./state-settings.ts";
 import { type CacheVariables, cacheVariables } from "./cache-settings.ts";
+import { type TelemetryVariables, telemetryVariables } from "./telemetry-settings.ts";
 
 /** Everything the environment configures, parsed, with the defaults applied. */
 export type EnvSettings = {
@@ -91,6 +92,8 @@ export type EnvSettings = {
   state: StateVariables;
   /** TRACEFETCH_CACHE_*: the answer cache (docs/deploy.md, "The answer cache"). */
   cache: CacheVariables;
+  /** OTEL_*: traces over OTLP/HTTP (docs/deploy.md, "Observing it"). */
+  telemetry: TelemetryVariables;
   /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
   builtins: BuiltinKeys;
   /** What was set but is ignored, one line each (a TRACEFETCH_* name that is a likely slip). */
@@ -295,6 +298,7 @@ function parseEnv(env: Env): EnvSettings {
     },
     state: stateVariables(env),
     cache: cacheVariables(env),
+    telemetry: telemetryVariables(env),
     builtins: {
       exa: exaKey === null ? null : { apiKey: exaKey, baseUrl: baseUrls.EXA_BASE_URL },
       github: githubToken === null

@@ -13,3 +13,5 @@
  *   never delays or fails a search.
  */
 export * from "./prometheus-metrics.ts";
+export * from "./otel-tracing.ts";
+export * from "./telemetry-for.ts";

@@ -27,7 +27,7 @@ import { requireStateSecret, type StateVariables } from "../config/state-setting
 import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
 import type { SharedState } from "../state/shared-state.ts";
-import { PrometheusMetrics } from "../observe/prometheus-metrics.ts";
+import { telemetryFor } from "../observe/telemetry-for.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 
@@ -85,6 +85,7 @@ export async function launch(
     const warnings: string[] = [];
     const state = await sharedState(settings.state);
     const answerCache = await redisCache(settings.state, settings.cache);
+    const telemetry = telemetryFor(settings.telemetry, (line) => warnings.push(line));
     const app = createGateway(settings, {
       state,
       answerCache,
@@ -95,8 +96,8 @@ export async function launch(
       onWarning: (line) => warnings.push(line),
       traceSink,
       peerAddress: servedPeerAddress,
-      // Node and Deno are scraped: `GET /metrics` (docs/deploy.md, "Observing it").
-      telemetry: { metrics: new PrometheusMetrics(), tracing: null },
+      // Node and Deno are scraped at `GET /metrics`; traces go out when an OTLP endpoint is set.
+      telemetry,
     });
     let gateway: Served;
     try {

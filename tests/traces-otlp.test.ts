@@ -1,0 +1,133 @@
+/**
+ * Acceptance (issue "Operators can see it"): with OTEL_EXPORTER_OTLP_ENDPOINT at a loopback
+ * OTLP/HTTP receiver and OTEL_EXPORTER_OTLP_PROTOCOL=http/json, searches sent with a caller
+ * `traceparent` give server spans in the caller's trace, a client span per provider attempt, and
+ * each provider is sent a traceparent naming its client span; the query appears in no span and no
+ * metric. Runs unchanged under Node and `deno test`.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { gateway } from "./support/gateway.ts";
+import { answer, startServer, type TestServer } from "./support/servers.ts";
+import { type OtlpReceiver, startOtlpReceiver } from "./support/otlp-receiver.ts";
+import { telemetryFor } from "../src/observe/telemetry-for.ts";
+import { readSettings } from "../src/config/settings.ts";
+
+const SEARCHES = 10;
+const QUERY = "okapi-private-words";
+const CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN = "00f067aa0ba902b7";
+/** SpanKind in OTLP JSON: SERVER 2, CLIENT 3. */
+const SERVER = 2;
+const CLIENT = 3;
+
+describe("traces over OTLP/HTTP (http/json)", () => {
+  let good: TestServer;
+  let bad: TestServer;
+  let receiver: OtlpReceiver;
+  before(async () => {
+    good = await startServer(
+      answer("good", "good", [{ title: "A", locator: "https://a.example/1" }]),
+    );
+    bad = await startServer((_req, res) => {
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.end("down");
+    });
+    receiver = await startOtlpReceiver();
+  });
+  after(async () => {
+    await good.close();
+    await bad.close();
+    await receiver.close();
+  });
+
+  it("continues the caller's trace: a server span per search, a client span per attempt", async () => {
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "gateway-under-test",
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+      TRACEFETCH_SUSPEND_PROVIDERS: "off",
+    };
+    const telemetry = telemetryFor(readSettings(env).env.telemetry);
+    assert.ok(telemetry.tracing !== null);
+    const app = gateway([
+      { name: "good", endpoint: good.url },
+      { name: "bad", endpoint: bad.url },
+    ], { env, ports: { telemetry } });
+    for (let i = 0; i < SEARCHES; i++) {
+      const response = await app.request(`/v1/search?q=${QUERY}+${i}`, {
+        headers: {
+          traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+          tracestate: "vendor=opaque",
+        },
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    }
+    await telemetry.tracing.flush();
+    const servers = receiver.spans.filter((s) => s.kind === SERVER);
+    assert.equal(servers.length, SEARCHES);
+    for (const span of servers) {
+      assert.equal(span.traceId, CALLER_TRACE);
+      assert.equal(span.parentSpanId, CALLER_SPAN);
+      assert.equal(span.name, "GET /v1/search");
+      assert.equal(span.attributes["http.route"], "/v1/search");
+      assert.equal(span.attributes["http.request.method"], "GET");
+      assert.equal(span.attributes["http.response.status_code"], 200);
+      assert.equal(span.resource["service.name"], "gateway-under-test");
+      const clients = receiver.spans.filter((s) =>
+        s.kind === CLIENT && s.parentSpanId === span.spanId
+      );
+      assert.deepEqual(clients.map((c) => c.attributes["tracefetch.provider"]).sort(), [
+        "bad",
+        "good",
+      ]);
+      const failed = clients.find((c) => c.attributes["tracefetch.provider"] === "bad");
+      assert.equal(failed?.attributes["tracefetch.outcome"], "search_failed");
+      assert.equal(failed?.attributes["error.type"], failed?.attributes["tracefetch.code"]);
+      assert.equal(
+        clients.find((c) => c.attributes["tracefetch.provider"] === "good")
+          ?.attributes["tracefetch.cached"],
+        false,
+      );
+    }
+    // Each provider request carried the traceparent of its own client span.
+    const clientIds = new Set(
+      receiver.spans.filter((s) => s.kind === CLIENT).map((s) => `00-${s.traceId}-${s.spanId}-01`),
+    );
+    const sent = [...good.requests, ...bad.requests].map((r) => r.headers.traceparent);
+    assert.equal(sent.length, 2 * SEARCHES);
+    for (const traceparent of sent) {
+      assert.ok(clientIds.has(String(traceparent)), String(traceparent));
+    }
+    assert.ok(receiver.paths.every((p) => p === "/v1/traces"));
+    // Neither the query nor a locator is in any span, nor in any metric.
+    for (const body of receiver.bodies) {
+      assert.ok(!body.includes(QUERY) && !body.includes("a.example"));
+    }
+    const metrics = await (await app.request("/metrics")).text();
+    assert.ok(!metrics.includes(QUERY));
+    assert.equal(telemetry.tracing.status().failed, 0);
+  });
+
+  it("reads the standard variables: a traces endpoint of its own, headers, a sampler", () => {
+    const vars = readSettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318/",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://127.0.0.1:9999/custom",
+      OTEL_EXPORTER_OTLP_HEADERS: "api-key=a%20b,x-tenant=t1",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.25",
+    }).env.telemetry;
+    assert.equal(vars.tracesEndpoint, "http://127.0.0.1:9999/custom");
+    assert.equal(vars.metricsEndpoint, "http://127.0.0.1:4318/v1/metrics");
+    assert.deepEqual(vars.headers, { "api-key": "a b", "x-tenant": "t1" });
+    assert.equal(vars.sampler, "parentbased_traceidratio");
+    assert.equal(vars.samplerRatio, 0.25);
+    assert.throws(
+      () => readSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+      /OTEL_EXPORTER_OTLP_PROTOCOL/,
+    );
+    assert.throws(() => readSettings({ OTEL_EXPORTER_OTLP_HEADERS: "nokey" }), /not shown/);
+  });
+});
