@@ -11,6 +11,7 @@ import { gateway } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "./support/otlp-receiver.ts";
 import { telemetryFor } from "../src/observe/telemetry-for.ts";
+import { MAX_QUEUED_SPANS } from "../src/observe/otel-tracing.ts";
 import { readSettings } from "../src/config/settings.ts";
 
 const SEARCHES = 10;
@@ -129,5 +130,54 @@ describe("traces over OTLP/HTTP (http/json)", () => {
       /OTEL_EXPORTER_OTLP_PROTOCOL/,
     );
     assert.throws(() => readSettings({ OTEL_EXPORTER_OTLP_HEADERS: "nokey" }), /not shown/);
+  });
+});
+
+describe("traces when the collector is down, or asked to keep queries", () => {
+  let good: TestServer;
+  before(async () => {
+    good = await startServer(
+      answer("good", "good", [{ title: "A", locator: "https://a.example/1" }]),
+    );
+  });
+  after(() => good.close());
+
+  it("never fails or holds a search; the failed export is counted in /v1/status", async () => {
+    // A port nothing listens on: every export is refused.
+    const closed = await startOtlpReceiver();
+    await closed.close();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: closed.url, OTEL_BSP_SCHEDULE_DELAY: "20" };
+    const telemetry = telemetryFor(readSettings(env).env.telemetry);
+    const app = gateway([{ name: "good", endpoint: good.url }], { env, ports: { telemetry } });
+    for (let i = 0; i < 3; i++) {
+      const response = await app.request(`/v1/search?q=down+${i}`);
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+    }
+    await telemetry.tracing?.flush();
+    const status = await (await app.request("/v1/status")).json();
+    const traces = status.result.traces;
+    assert.equal(traces.state, "exporting");
+    assert.equal(traces.exported, 0);
+    assert.ok(traces.failed >= 3, JSON.stringify(traces));
+    assert.ok(traces.queued <= MAX_QUEUED_SPANS);
+  });
+
+  it("keeps the query in the server span only with TRACEFETCH_TRACE_RAW_QUERIES", async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      for (const raw of [false, true]) {
+        const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+        const telemetry = telemetryFor(readSettings(env).env.telemetry, undefined, raw);
+        const app = gateway([{ name: "good", endpoint: good.url }], { env, ports: { telemetry } });
+        await (await app.request(`/v1/search?q=${QUERY}-${raw}`)).body?.cancel();
+        await telemetry.tracing?.flush();
+      }
+      const kept = receiver.spans.filter((s) => s.attributes["tracefetch.query"] !== undefined);
+      assert.deepEqual(kept.map((s) => s.attributes["tracefetch.query"]), [`${QUERY}-true`]);
+      assert.ok(!receiver.bodies.join("").includes(`${QUERY}-false`));
+    } finally {
+      await receiver.close();
+    }
   });
 });

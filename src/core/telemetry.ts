@@ -61,6 +61,8 @@ export interface AttemptSpan {
 export interface RequestTrace {
   /** A child span for one provider attempt (or a cached answer in its place). */
   attempt(provider: string, kind: "search" | "expand"): AttemptSpan;
+  /** The search's query, which the span keeps only with TRACEFETCH_TRACE_RAW_QUERIES. */
+  query(text: string): void;
 }
 
 /** The server span of one request. */

@@ -116,12 +116,14 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
       const { code, message, field } = parsed.problem;
       return problemResponse("search", code, requestId, message, field);
     }
+    const span = c.get("span");
+    span?.trace.query(parsed.request.query);
     const admission = await state.admit({
       request: parsed.request,
       caller: c.get("caller"),
       client: c.get("clientAddress"),
       requestId,
-      trace: c.get("span")?.trace,
+      trace: span?.trace,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
     const later = afterAnswer(c);

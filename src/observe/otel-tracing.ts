@@ -132,7 +132,11 @@ export class OtelTracing implements TracingPort {
   readonly #tracer;
   readonly #counts = new Counted();
 
-  constructor(vars: TelemetryVariables, exporter: SpanExporter) {
+  /** TRACEFETCH_TRACE_RAW_QUERIES: the server span keeps the query's text. */
+  readonly #rawQueries: boolean;
+
+  constructor(vars: TelemetryVariables, exporter: SpanExporter, rawQueries = false) {
+    this.#rawQueries = rawQueries;
     const counts = this.#counts;
     const batch = new BatchSpanProcessor(countingExporter(exporter, counts), {
       maxQueueSize: MAX_QUEUED_SPANS,
@@ -159,7 +163,7 @@ export class OtelTracing implements TracingPort {
     }, parent);
     const within = trace.setSpan(parent, span);
     return {
-      trace: this.#requestTrace(within),
+      trace: this.#requestTrace(within, span),
       rename(name, attributes) {
         span.updateName(name);
         span.setAttributes(attributes);
@@ -172,9 +176,13 @@ export class OtelTracing implements TracingPort {
     };
   }
 
-  #requestTrace(within: Context): RequestTrace {
+  #requestTrace(within: Context, server: Span): RequestTrace {
     const tracer = this.#tracer;
+    const rawQueries = this.#rawQueries;
     return {
+      query(text) {
+        if (rawQueries) server.setAttribute("tracefetch.query", text);
+      },
       attempt(provider, kind): AttemptSpan {
         const span = tracer.startSpan(`${kind} ${provider}`, {
           kind: SpanKind.CLIENT,

@@ -21,6 +21,8 @@ export function otlpExporter(vars: TelemetryVariables, endpoint: string): SpanEx
 export function telemetryFor(
   vars: TelemetryVariables,
   onWarning: (line: string) => void = () => {},
+  /** TRACEFETCH_TRACE_RAW_QUERIES: spans keep each query's text. */
+  rawQueries = false,
 ): Telemetry {
   const endpoint = vars.tracesEndpoint;
   if (endpoint !== null && vars.protocol === "http/protobuf") {
@@ -30,6 +32,8 @@ export function telemetryFor(
   }
   return {
     metrics: new PrometheusMetrics(),
-    tracing: endpoint === null ? null : new OtelTracing(vars, otlpExporter(vars, endpoint)),
+    tracing: endpoint === null
+      ? null
+      : new OtelTracing(vars, otlpExporter(vars, endpoint), rawQueries),
   };
 }

@@ -85,7 +85,11 @@ export async function launch(
     const warnings: string[] = [];
     const state = await sharedState(settings.state);
     const answerCache = await redisCache(settings.state, settings.cache);
-    const telemetry = telemetryFor(settings.telemetry, (line) => warnings.push(line));
+    const telemetry = telemetryFor(
+      settings.telemetry,
+      (line) => warnings.push(line),
+      settings.mining?.rawQueries ?? false,
+    );
     const app = createGateway(settings, {
       state,
       answerCache,
