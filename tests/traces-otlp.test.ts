@@ -181,3 +181,45 @@ describe("traces when the collector is down, or asked to keep queries", () => {
     }
   });
 });
+
+describe("an MCP tool call's span", () => {
+  it("is named tools/call {tool} with mcp.method.name, and parents the search's attempts", async () => {
+    const good = await startServer(
+      answer("good", "good", [{ title: "A", locator: "https://a.example/1" }]),
+    );
+    const receiver = await startOtlpReceiver();
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+      const telemetry = telemetryFor(readSettings(env).env.telemetry);
+      const app = gateway([{ name: "good", endpoint: good.url }], { env, ports: { telemetry } });
+      const response = await app.request("/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "search", arguments: { query: QUERY } },
+        }),
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      await telemetry.tracing?.flush();
+      const server = receiver.spans.find((s) => s.kind === SERVER);
+      assert.equal(server?.name, "tools/call search");
+      assert.equal(server?.attributes["mcp.method.name"], "tools/call");
+      assert.equal(server?.attributes["http.route"], "/mcp");
+      assert.equal(server?.traceId, CALLER_TRACE);
+      const client = receiver.spans.find((s) => s.kind === CLIENT);
+      assert.equal(client?.parentSpanId, server?.spanId);
+      assert.ok(!receiver.bodies.join("").includes(QUERY));
+    } finally {
+      await receiver.close();
+      await good.close();
+    }
+  });
+});

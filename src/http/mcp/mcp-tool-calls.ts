@@ -14,6 +14,7 @@ import { searchEnvelope } from "../../envelope/search-envelope.ts";
 import type { Caller } from "../../core/caller.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
 import type { RunOptions } from "../../gateway/search-run.ts";
+import type { ServerSpan } from "../../core/telemetry.ts";
 import { providersEnvelope, statusEnvelope } from "../info-routes.ts";
 
 /** Who calls, as the caller middleware resolved it, and the HTTP request the call came in. */
@@ -25,6 +26,8 @@ export type ToolCaller = {
   requestId: string;
   /** Work after the answer, as the search routes have it: a search's trace is recorded there. */
   later: RunOptions["later"];
+  /** The request's server span, when the gateway traces: named after the tool called. */
+  span?: ServerSpan | undefined;
 };
 
 /** Told as each provider of a search answers: how many have, of how many, and which one. */
@@ -85,6 +88,7 @@ async function searchTool(
     caller: who.caller,
     client: who.client,
     requestId: who.requestId,
+    trace: who.span?.trace,
   });
   if (!admission.ok) return withoutMining(admission.envelope);
   let total = 0;
