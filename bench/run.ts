@@ -12,6 +12,7 @@ import { memory } from "./scenario-memory.ts";
 import { firstEvent, overhead, unloaded } from "./scenario-latency.ts";
 import { sharedState } from "./scenario-shared-state.ts";
 import { answerCache } from "./scenario-answer-cache.ts";
+import { telemetryOverhead } from "./scenario-telemetry.ts";
 import { throughput } from "./scenario-throughput.ts";
 import { profileRun } from "./profile.ts";
 import { notes, type Row, table } from "./report.ts";
@@ -94,6 +95,10 @@ async function main(): Promise<void> {
       step("7 answer cache over Redis");
       rows.push(...await answerCache(urls));
     }
+    if (runs("8")) {
+      step("8 metrics and traces on and off");
+      rows.push(...await telemetryOverhead(urls));
+    }
     console.log(`TraceFetch Edge benchmark: ${header}\n`);
     console.log(table(rows));
     if (details !== "") console.log(`\n${details}`);
@@ -125,6 +130,10 @@ async function main(): Promise<void> {
         "the two cached searches taking turns (the p50 and p99 rows), then each taking turns " +
         "with itself sent with max_age_seconds=0 (every provider asked; the reference and the " +
         "'between asked ones' rows).",
+        "two gateways started as `npm start` starts them over [6]'s providers: one with metrics " +
+        "kept and traces exported (http/json) to an OTLP/HTTP receiver on 127.0.0.1, one with " +
+        "TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each after 50 warm-up " +
+        "rounds, taking turns.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;

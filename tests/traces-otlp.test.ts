@@ -159,7 +159,8 @@ describe("traces when the collector is down, or asked to keep queries", () => {
     const traces = status.result.traces;
     assert.equal(traces.state, "exporting");
     assert.equal(traces.exported, 0);
-    assert.ok(traces.failed >= 3, JSON.stringify(traces));
+    // Refused exports are retried; a flush that outlasts its timeout leaves them queued, counted.
+    assert.ok(traces.failed + traces.queued >= 3, JSON.stringify(traces));
     assert.ok(traces.queued <= MAX_QUEUED_SPANS);
   });
 

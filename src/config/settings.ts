@@ -220,6 +220,7 @@ export const KNOWN_VARIABLES: readonly string[] = [
   "TRACEFETCH_STATE",
   "TRACEFETCH_CACHE_URL",
   "TRACEFETCH_CACHE_MAX_BYTES",
+  "TRACEFETCH_METRICS",
   "TRACEFETCH_TOKEN",
   "TRACEFETCH_MANIFEST_FILE",
 ].filter((name) => name.startsWith("TRACEFETCH_"));

@@ -3,7 +3,7 @@
  * of the OpenTelemetry SDK specification, so an operator's existing settings work unchanged. A
  * message never echoes OTEL_EXPORTER_OTLP_HEADERS, which may carry a collector's key.
  */
-import { type Env, positive, readVariables, refuse, text, variable } from "./env-values.ts";
+import { type Env, flag, positive, readVariables, refuse, text, variable } from "./env-values.ts";
 
 /** The samplers of the specification that a gateway can honour. */
 export const SAMPLERS = [
@@ -21,6 +21,8 @@ export const OTLP_PROTOCOLS = ["http/json", "http/protobuf"] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 export type TelemetryVariables = {
+  /** TRACEFETCH_METRICS: keep the metrics `GET /metrics` serves (on unless set off). */
+  metrics: boolean;
   /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`; null: no traces. */
   tracesEndpoint: string | null;
   /** OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/metrics` (Workers push their metrics there); null: none. */
@@ -88,6 +90,7 @@ const ratio = variable((value) => {
 });
 
 const TELEMETRY_VARIABLES = {
+  TRACEFETCH_METRICS: flag(true),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl,
   OTEL_EXPORTER_OTLP_HEADERS: headerList,
@@ -107,6 +110,7 @@ export function telemetryVariables(env: Env): TelemetryVariables {
   const read = readVariables(env, TELEMETRY_VARIABLES);
   const base = read.OTEL_EXPORTER_OTLP_ENDPOINT;
   return {
+    metrics: read.TRACEFETCH_METRICS,
     tracesEndpoint: read.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
       (base === null ? null : under(base, "traces")),
     metricsEndpoint: base === null ? null : under(base, "metrics"),

@@ -1,6 +1,6 @@
 /**
  * The telemetry a Node or Deno root hands createGateway, from the settings: Prometheus metrics
- * always (scraped at `GET /metrics`), traces when an OTLP endpoint is set.
+ * unless TRACEFETCH_METRICS is off (scraped at `GET /metrics`), traces when an OTLP endpoint is set.
  */
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
@@ -31,7 +31,7 @@ export function telemetryFor(
     );
   }
   return {
-    metrics: new PrometheusMetrics(),
+    metrics: vars.metrics ? new PrometheusMetrics() : null,
     tracing: endpoint === null
       ? null
       : new OtelTracing(vars, otlpExporter(vars, endpoint), rawQueries),
