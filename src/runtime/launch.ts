@@ -119,6 +119,9 @@ export async function launch(
       warnings,
       close: async () => {
         await gateway.close();
+        // The spans of the last requests go out before the process ends (bounded by the export
+        // timeout; a collector that is down costs no more).
+        await telemetry.tracing?.flush();
         await state?.close();
         await answerCache?.close();
         await embedded?.close();
