@@ -224,3 +224,55 @@ describe("an MCP tool call's span", () => {
     }
   });
 });
+
+describe("an expand's span", () => {
+  it("is a client span of the request's, whose traceparent the provider is sent; no locator", async () => {
+    const LOCATOR = "https://notes.example/hidden-page";
+    const provider = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({
+        schema_version: "tracefetch.provider-expand.v1",
+        provider: "notes",
+        scope: "notes",
+        locator: LOCATOR,
+        title: "Notes",
+        text: "Every call has a deadline.",
+        content_type: "text/plain",
+        retrieved_at: "2025-01-01T00:00:00Z",
+      }));
+    });
+    const receiver = await startOtlpReceiver();
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+      const telemetry = telemetryFor(readSettings(env).env.telemetry);
+      const app = gateway([{ name: "notes", endpoint: provider.url }], {
+        env,
+        ports: { telemetry },
+      });
+      const response = await app.request("/v1/expand", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+        },
+        body: JSON.stringify({ provider: "notes", locator: LOCATOR }),
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      await telemetry.tracing?.flush();
+      const server = receiver.spans.find((s) => s.kind === SERVER);
+      assert.equal(server?.name, "POST /v1/expand");
+      assert.equal(server?.parentSpanId, CALLER_SPAN);
+      const client = receiver.spans.find((s) => s.kind === CLIENT);
+      assert.equal(client?.name, "expand notes");
+      assert.equal(client?.parentSpanId, server?.spanId);
+      assert.equal(client?.attributes["tracefetch.outcome"], "success");
+      const sent = provider.requests.at(-1)?.headers.traceparent;
+      assert.equal(sent, `00-${client?.traceId}-${client?.spanId}-01`);
+      assert.ok(!receiver.bodies.join("").includes("hidden-page"));
+    } finally {
+      await receiver.close();
+      await provider.close();
+    }
+  });
+});

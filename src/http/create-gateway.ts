@@ -178,6 +178,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
         client: c.get("clientAddress"),
         requestId,
         signal: c.req.raw.signal,
+        trace: c.get("span")?.trace,
       }),
     );
   };
