@@ -37,6 +37,8 @@ export type GaugeSources = {
 
 /** The metrics port: counters and histograms of one instance, exposed as Prometheus text. */
 export interface MetricsPort {
+  /** Whether `GET /metrics` serves them (Node, Deno); false where they are pushed (Workers). */
+  readonly scraped: boolean;
   /** A search answered with `code` (an admission refusal included) after `seconds`. */
   searched(code: string, seconds: number): void;
   attempted(seen: AttemptSeen): void;

@@ -99,7 +99,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
   // Before the caller is resolved: they describe the API, not its data, and a browser opening
   // /docs sends no token.
   registerDocsRoutes(app, ports.apiDocs ?? null);
-  if (telemetry.metrics === null) registerMetricsOff(app);
+  if (telemetry.metrics?.scraped !== true) registerMetricsOff(app);
   app.use("*", callerMiddleware(state));
 
   const { maxBodiesInRead, maxBodyBytesInRead, bodyTimeoutMs } = state.config;
@@ -210,7 +210,7 @@ export function createGateway(settings: Settings, ports: Ports = {}): Hono<Gatew
   });
 
   registerInfoRoutes(app, state);
-  if (telemetry.metrics !== null) {
+  if (telemetry.metrics?.scraped === true) {
     registerMetricsRoute(app, telemetry.metrics, state.config.auth.requireAuth);
   }
 

@@ -15,3 +15,5 @@
 export * from "./prometheus-metrics.ts";
 export * from "./otel-tracing.ts";
 export * from "./telemetry-for.ts";
+export * from "./duration-buckets.ts";
+export * from "./otlp-metrics.ts";

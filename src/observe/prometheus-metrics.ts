@@ -5,33 +5,13 @@
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AttemptSeen, CacheResult, GaugeSources, MetricsPort } from "../core/telemetry.ts";
-
-/**
- * Seconds, from a cached answer (a few milliseconds) to the longest provider timeout a manifest
- * usually sets (30 s): the OpenTelemetry HTTP duration buckets, stretched to 30 s.
- */
-export const DURATION_BUCKETS_SECONDS = [
-  0.005,
-  0.01,
-  0.025,
-  0.05,
-  0.075,
-  0.1,
-  0.25,
-  0.5,
-  0.75,
-  1,
-  2.5,
-  5,
-  7.5,
-  10,
-  30,
-];
+import { DURATION_BUCKETS_SECONDS } from "./duration-buckets.ts";
 
 /** Every metric's name starts with this (http_server_* follow the OpenTelemetry names instead). */
 const PREFIX = "tracefetch_";
 
 export class PrometheusMetrics implements MetricsPort {
+  readonly scraped = true;
   readonly registry = new Registry();
   readonly #searches: Counter<"code">;
   readonly #searchDuration: Histogram<string>;

@@ -59,17 +59,17 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
       maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
     };
     // Traces only when an OTLP endpoint is set: the SDK is a module of its own (docs/deploy.md).
-    const telemetry = read.env.telemetry.tracesEndpoint === null
-      ? undefined
+    const { tracesEndpoint, metricsEndpoint } = read.env.telemetry;
+    const observed = tracesEndpoint === null && metricsEndpoint === null
+      ? null
       : (await import("../observe/worker-telemetry.ts")).workerTelemetry(
         read.env.telemetry,
         settings.mining?.rawQueries ?? false,
       );
-    const tracing = telemetry?.tracing ?? null;
     return {
-      flush: tracing === null ? null : () => tracing.flush(),
+      flush: observed?.flush ?? null,
       app: createGateway(settings, {
-        telemetry,
+        telemetry: observed?.telemetry,
         traceSink: await queueSinkFor(settings.mining?.queue ?? null, bindings),
         builtins: {
           ...(workspace ? { workspace } : {}),

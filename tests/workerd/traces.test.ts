@@ -2,7 +2,8 @@
  * Traces from workerd (docs/deploy.md, "Observing it"): with OTEL_EXPORTER_OTLP_ENDPOINT at a
  * loopback OTLP/HTTP receiver, a search sent with a caller traceparent gives a server span in the
  * caller's trace and a client span per provider attempt, exported inside waitUntil after the
- * answer; the provider is sent its client span's traceparent.
+ * answer; the provider is sent its client span's traceparent; the metrics are pushed to
+ * `/v1/metrics` instead of scraped.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -62,5 +63,26 @@ describe("traces from workerd", () => {
     const sent = provider.requests.at(-1)?.headers.traceparent;
     assert.equal(sent, `00-${client?.traceId}-${client?.spanId}-01`);
     assert.ok(!receiver.bodies.join("").includes(QUERY));
+  });
+
+  it("pushes the same metrics to /v1/metrics over OTLP, and serves no /metrics", async () => {
+    const deadline = performance.now() + EXPORTED_WITHIN_MS;
+    while (!receiver.paths.includes("/v1/metrics") && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const at = receiver.paths.indexOf("/v1/metrics");
+    assert.ok(at >= 0, "a push to /v1/metrics");
+    const pushed = JSON.parse(receiver.bodies[at] as string);
+    const metrics = pushed.resourceMetrics[0].scopeMetrics[0].metrics as Array<
+      { name: string; sum?: { dataPoints: Array<{ asDouble: number }> }; histogram?: unknown }
+    >;
+    const named = (name: string) => metrics.find((m) => m.name === name);
+    assert.equal(named("tracefetch_searches_total")?.sum?.dataPoints[0]?.asDouble, 1);
+    assert.equal(named("tracefetch_provider_attempts_total")?.sum?.dataPoints[0]?.asDouble, 1);
+    assert.ok(named("tracefetch_provider_attempt_duration_seconds")?.histogram);
+    assert.ok(!receiver.bodies[at]?.includes(QUERY));
+    const scrape = await mf.dispatchFetch("http://gateway.test/metrics");
+    assert.equal(scrape.status, 404);
+    await scrape.text();
   });
 });
