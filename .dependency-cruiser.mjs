@@ -32,6 +32,9 @@ export const LAYERS = [
     onlyImports: ["src/kit", "src/protocol"],
   },
   { name: "http", folders: ["src/http"] },
+  // Metrics and traces (prom-client, OpenTelemetry) behind src/core's telemetry ports: the roots
+  // pick them from the settings, so neither the gateway nor the worker's main module loads them.
+  { name: "observability", folders: ["src/observe"] },
   // The evidence fetch (src/evidence) ranks with the gateway and stays independent of it: the
   // routes call each, and neither needs the other.
   { name: "gateway and evidence", folders: ["src/gateway", "src/evidence"] },

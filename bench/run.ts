@@ -12,6 +12,7 @@ import { memory } from "./scenario-memory.ts";
 import { firstEvent, overhead, unloaded } from "./scenario-latency.ts";
 import { sharedState } from "./scenario-shared-state.ts";
 import { answerCache } from "./scenario-answer-cache.ts";
+import { telemetryOverhead } from "./scenario-telemetry.ts";
 import { throughput } from "./scenario-throughput.ts";
 import { fetchScenario } from "./scenario-fetch.ts";
 import { profileRun } from "./profile.ts";
@@ -99,6 +100,10 @@ async function main(): Promise<void> {
       step("8 fetching a page");
       rows.push(...await fetchScenario(urls));
     }
+    if (runs("9")) {
+      step("9 metrics and traces on and off");
+      rows.push(...await telemetryOverhead(urls));
+    }
     console.log(`TraceFetch Edge benchmark: ${header}\n`);
     console.log(table(rows));
     if (details !== "") console.log(`\n${details}`);
@@ -136,6 +141,10 @@ async function main(): Promise<void> {
         "as `npm start` starts it; then 100 uncached fetches (max_age_seconds=0) through a " +
         "gateway built in this process, each one's CPU (process.cpuUsage, serving the page " +
         "included) beside extractPage alone on the same page.",
+        "two gateways started as `npm start` starts them over [6]'s providers: one with metrics " +
+        "kept and traces exported (http/json) to an OTLP/HTTP receiver on 127.0.0.1, one with " +
+        "TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each after 50 warm-up " +
+        "rounds, taking turns.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;

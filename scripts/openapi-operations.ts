@@ -266,6 +266,21 @@ export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete"
         refusals: [...ANY, "invalid_field", "not_found"],
       },
     },
+    "/metrics": {
+      get: {
+        id: "metrics",
+        tag: "providers",
+        summary: "This instance's metrics",
+        description: "Searches, provider attempts, cache lookups, refusals and request " +
+          "durations in the Prometheus text format, per instance; labels name providers, " +
+          "outcomes, codes and route patterns, never a query, a locator or a caller. Open to " +
+          "anyone unless TRACEFETCH_REQUIRE_AUTH, then a token granting `tracefetch-metrics` or " +
+          "`tracefetch-admin`. 404 where the gateway keeps no registry (Workers push theirs " +
+          'over OTLP; docs/deploy.md, "Observing it").',
+        ok: raw("text/plain", "The metrics, Prometheus text format 0.0.4.", { type: "string" }),
+        refusals: [...READ, "forbidden", "not_found"],
+      },
+    },
     "/openapi.json": {
       get: {
         id: "openapi",

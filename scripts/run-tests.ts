@@ -214,6 +214,7 @@ export async function needs(
       : { found: `${version}, ${chromium.chromium.described}`, missing: null };
   }
   const redisServer = onPath("redis-server", env);
+  const prometheus = onPath("prometheus", env);
   return [
     { what: "browser", files: (path) => /^tests\/browser-[^/]*\.test\.ts$/.test(path), ...browser },
     {
@@ -223,6 +224,14 @@ export async function needs(
       // Required (as .ci/run requires it), the suites run and fail, saying what is missing.
       missing: redisServer === null && env.TRACEFETCH_REQUIRE_REDIS !== "1"
         ? "redis-server is not installed (Debian: apt-get install redis-server; .ci/run installs it)"
+        : null,
+    },
+    {
+      what: "prometheus",
+      files: (path) => /prometheus/i.test(path.split("/").at(-1) ?? ""),
+      found: prometheus,
+      missing: prometheus === null && env.TRACEFETCH_REQUIRE_PROMETHEUS !== "1"
+        ? "prometheus is not installed (Debian: apt-get install prometheus; .ci/run installs it)"
         : null,
     },
   ];

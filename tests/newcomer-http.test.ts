@@ -152,6 +152,7 @@ describe("GET /: an index of the gateway", () => {
       "/v1/status",
       "/v1/doctor",
       "/mcp",
+      "/metrics",
       "/schemas/{name}.json",
       "/.well-known/jwks.json",
       "/page/{name}",

@@ -78,6 +78,9 @@ describe("the docs say what is true", () => {
     assert.ok(redis, "a Redis block");
     assert.match(redis, /command -v redis-server/);
     assert.match(redis, /apt-get update\n.*apt-get install -y [^\n]*redis-server/);
+    // The metrics acceptance test scrapes with a real Prometheus, installed the same way.
+    assert.match(redis, /command -v prometheus/);
+    assert.match(redis, /apt-get install -y [^\n]*prometheus/);
     assert.match(redis, /\[ "\$\(id -u\)" -eq 0 \] \|\| sudo="sudo"/, "sudo only when not root");
     assert.doesNotMatch(read(".ci/run"), /apt-get install[^\n]*chromium/);
   });

@@ -22,9 +22,9 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export type Variable<T> = v.GenericSchema<string | undefined, T>;
 
 /** Why a value is refused, worded to follow the variable's name. */
-type Refusal = { refused: string };
+export type Refusal = { refused: string };
 
-const refuse = (refused: string): Refusal => ({ refused });
+export const refuse = (refused: string): Refusal => ({ refused });
 
 const isRefusal = (value: unknown): value is Refusal =>
   typeof value === "object" && value !== null && "refused" in value;

@@ -20,6 +20,7 @@ import type { TraceSink } from "../protocol/trace-sink.ts";
 import type { SharedState } from "../state/shared-state.ts";
 import type { AnswerCache } from "../state/answer-cache.ts";
 import { MemoryState } from "../state/memory-state.ts";
+import { NO_TELEMETRY, type Telemetry } from "../core/telemetry.ts";
 
 /**
  * Gives the script of the API reference viewer (Scalar's standalone browser bundle), read once
@@ -61,6 +62,11 @@ export type Ports = {
    * the app beside it (Hono's `c.env`). Absent, or null for a request: the address is unknown.
    */
   peerAddress?: PeerAddress | undefined;
+  /**
+   * Metrics (`GET /metrics`) and traces (OTLP/HTTP) the root built from the settings
+   * (src/observe); absent, the gateway keeps neither.
+   */
+  telemetry?: Telemetry | undefined;
 };
 
 /** Reads the peer's address of a request (Ports, `peerAddress`); null when it is not known. */
@@ -77,20 +83,27 @@ export type ResolvedAuth = {
 };
 
 /** A configuration that passed every check; each field has its final value. */
-export type ResolvedConfig = Omit<Settings, "mining" | "auth" | "builtins" | "state"> & {
-  auth: ResolvedAuth;
-  builtins: Partial<Record<BuiltinName, SearchAdapter>>;
-  fetch: typeof fetch;
-  exchange: ProviderExchange;
-  now: () => number;
-  wallClock: () => number;
-  state: SharedState;
-  /** The runtime's answer cache; null: one in memory, made when a provider caches. */
-  answerCache: AnswerCache | null;
-  peerAddress: PeerAddress;
-  /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
-  mining: MiningConfig | null;
-};
+export type ResolvedConfig =
+  & Omit<
+    Settings,
+    "mining" | "auth" | "builtins" | "state" | "telemetry"
+  >
+  & {
+    auth: ResolvedAuth;
+    builtins: Partial<Record<BuiltinName, SearchAdapter>>;
+    fetch: typeof fetch;
+    exchange: ProviderExchange;
+    now: () => number;
+    wallClock: () => number;
+    state: SharedState;
+    /** The runtime's answer cache; null: one in memory, made when a provider caches. */
+    answerCache: AnswerCache | null;
+    peerAddress: PeerAddress;
+    /** Search traces (docs/security.md, "Search traces"); null when no sink is configured. */
+    mining: MiningConfig | null;
+    /** Metrics and traces; either part null when off. */
+    telemetry: Telemetry;
+  };
 
 export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedConfig {
   const onWarning = (line: string) => ports.onWarning?.(line);
@@ -109,7 +122,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     fetch: fetchImpl,
     onWarning,
   });
-  const { auth: _variables, builtins: _keys, state: _store, ...rest } = settings;
+  const { auth: _variables, builtins: _keys, state: _store, telemetry: _otel, ...rest } = settings;
   const now = ports.now ?? (() => performance.now());
   const wallClock = ports.wallClock ?? (() => Date.now());
   return {
@@ -129,6 +142,7 @@ export function resolveConfig(settings: Settings, ports: Ports = {}): ResolvedCo
     answerCache: ports.answerCache ?? null,
     peerAddress: ports.peerAddress ?? (() => null),
     mining,
+    telemetry: ports.telemetry ?? NO_TELEMETRY,
   };
 }
 

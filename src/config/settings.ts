@@ -55,6 +55,7 @@ import {
 } from "./env-values.ts";
 import { type StateVariables, stateVariables } from "./state-settings.ts";
 import { type CacheVariables, cacheVariables } from "./cache-settings.ts";
+import { type TelemetryVariables, telemetryVariables } from "./telemetry-settings.ts";
 
 /** Everything the environment configures, parsed, with the defaults applied. */
 export type EnvSettings = {
@@ -92,6 +93,8 @@ export type EnvSettings = {
   state: StateVariables;
   /** TRACEFETCH_CACHE_*: the answer cache (docs/deploy.md, "The answer cache"). */
   cache: CacheVariables;
+  /** OTEL_*: traces over OTLP/HTTP (docs/deploy.md, "Observing it"). */
+  telemetry: TelemetryVariables;
   /** EXA_API_KEY, EXA_BASE_URL, GITHUB_TOKEN, GITHUB_API_URL: the remote built-ins' keys. */
   builtins: BuiltinKeys;
   /** What was set but is ignored, one line each (a TRACEFETCH_* name that is a likely slip). */
@@ -219,6 +222,7 @@ export const KNOWN_VARIABLES: readonly string[] = [
   "TRACEFETCH_STATE",
   "TRACEFETCH_CACHE_URL",
   "TRACEFETCH_CACHE_MAX_BYTES",
+  "TRACEFETCH_METRICS",
   "TRACEFETCH_TOKEN",
   "TRACEFETCH_MANIFEST_FILE",
 ].filter((name) => name.startsWith("TRACEFETCH_"));
@@ -306,6 +310,7 @@ function parseEnv(env: Env, readers: SettingsReaders): EnvSettings {
     },
     state: stateVariables(env),
     cache: cacheVariables(env),
+    telemetry: telemetryVariables(env),
     builtins: {
       exa: exaKey === null ? null : { apiKey: exaKey, baseUrl: baseUrls.EXA_BASE_URL },
       github: githubToken === null

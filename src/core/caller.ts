@@ -15,6 +15,9 @@ export const ANONYMOUS: Caller = { kind: "anonymous" };
  */
 export const ADMIN_SCOPE = "tracefetch-admin";
 
+/** The entitlement `GET /metrics` needs with TRACEFETCH_REQUIRE_AUTH; ADMIN_SCOPE grants it too. */
+export const METRICS_SCOPE = "tracefetch-metrics";
+
 /** The scope a token must grant to see a provider: `tracefetch:<scope>`, or the wildcard. */
 export function requiredScope(spec: Pick<ProviderSpec, "scope">): string {
   return `tracefetch:${spec.scope}`;

@@ -8,7 +8,7 @@ import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
 import { PLACE_HELD_AFTER_ABORT_MS } from "../protocol/admission-limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import type { SearchRequest } from "../protocol/search-request.ts";
-import type { ByteBudget } from "../io/byte-budget.ts";
+import { type ByteBudget, CountedBudget } from "../io/byte-budget.ts";
 import { classifyThrown } from "../transport/classify-thrown.ts";
 import { protocolError } from "../transport/failure.ts";
 import type { ProviderClient, TransportResult } from "../transport/provider-client.ts";
@@ -21,7 +21,8 @@ import { QueueWatch } from "./queue-watch.ts";
 import { Deadlines } from "./deadlines.ts";
 import type { StatsRound } from "./score-group-stats.ts";
 import { statsRounds } from "./score-groups.ts";
-import type { AnswerCacheHook } from "./cached-attempt.ts";
+import type { AnswerCacheHook, CacheTicket } from "./cached-attempt.ts";
+import type { AttemptSpan, MetricsPort, RequestTrace } from "./telemetry.ts";
 
 /** What contacting providers needs from the gateway: the same for every search of one caller. */
 export type AttemptDeps = {
@@ -42,6 +43,8 @@ export type AttemptDeps = {
    * first, and search with the group's sums (score-group-stats.ts). Absent: no one is asked.
    */
   declaresStats?: ((spec: ProviderSpec) => boolean) | undefined;
+  /** Counts each attempt (docs/deploy.md, "Observing it"); absent or null: nothing is counted. */
+  metrics?: MetricsPort | null | undefined;
 };
 
 /** One search's attempts. */
@@ -62,6 +65,8 @@ export type FanOut = {
   suspension?: AttemptWatch | undefined;
   /** Asked before each provider (docs/envelope.md, "Cached answers"); absent: nothing cached. */
   cache?: AnswerCacheHook | undefined;
+  /** The request's trace: a client span per attempt, whose traceparent the provider is sent. */
+  trace?: RequestTrace | undefined;
 };
 
 export function evidenceStateOf(spec: ProviderSpec): EvidenceState {
@@ -93,7 +98,9 @@ export async function fanOut(search: FanOut): Promise<AttemptRecord[]> {
   signal.addEventListener("abort", onCallerGone, { once: true });
   try {
     return await Promise.all(run.map(async (spec, index) => {
-      const record = await attempt(spec, traceparents[index] as string, shared);
+      const span = search.trace?.attempt(spec.name, "search") ?? null;
+      const traceparent = span?.traceparent ?? traceparents[index] as string;
+      const record = await attempt(spec, traceparent, shared, span);
       search.onAttempt?.(index, record);
       return record;
     }));
@@ -118,13 +125,19 @@ async function attempt(
   spec: ProviderSpec,
   traceparent: string,
   { search, deadlines, connectGate, started, rounds }: Shared,
+  span: AttemptSpan | null,
 ): Promise<AttemptRecord> {
   const { deps, request } = search;
+  const metrics = deps.metrics ?? null;
   // A score group's member is sent the group's statistics, which no cached answer reflects.
   const ticket = rounds.has(spec.name) ? null : search.cache?.open(spec) ?? null;
   const cached = ticket === null ? null : await ticket.hit;
+  if (search.cache !== undefined) metrics?.cacheLookup(spec.name, lookupOf(ticket, cached));
   // Answered from the cache: no provider was contacted, so no breaker hears of it.
-  if (cached !== null) return cached;
+  if (cached !== null) {
+    if (metrics !== null || span !== null) observed(metrics, span, cached, true, 0);
+    return cached;
+  }
   const callerLeft = request.timeout_ms - FUSION_RESERVE_MS - (started - search.startedAt);
   const providerMs = spec.timeout_seconds * 1000;
   const budget = providerMs <= callerLeft ? "provider_timeout" : "caller_deadline";
@@ -135,6 +148,8 @@ async function attempt(
   let release: Release | null = null;
   // Whether the attempt got past our own queues: a failure before that is never the provider's.
   let reached = false;
+  // Counted only when someone reads the count: the search's own budget otherwise.
+  const counted = metrics === null ? null : new CountedBudget(search.budget);
   const gate = new QueueWatch(deps.gateFor(spec));
   const queue = connectGate === null ? null : new QueueWatch(connectGate);
   try {
@@ -143,7 +158,8 @@ async function attempt(
     const headers = deps.headersFor === null ? {} : await deps.headersFor(spec, budgetMs);
     reached = true;
     const client = deps.clientFor(spec);
-    const { requestId, budget: bytes } = search;
+    const { requestId } = search;
+    const bytes = counted ?? search.budget;
     const call = { requestId, traceparent, signal, headers, budget: bytes, connectGate: queue };
     const sums = await rounds.get(spec.name)?.join(
       spec.name,
@@ -191,7 +207,35 @@ async function attempt(
   const note = typeof settled === "string" ? settled : await settled.catch(() => "");
   if (note !== "") record.message += note;
   ticket?.keep(record);
+  if (metrics !== null || span !== null) {
+    observed(metrics, span, record, false, counted?.taken ?? 0);
+  }
   return record;
+}
+
+function lookupOf(ticket: CacheTicket | null, cached: AttemptRecord | null) {
+  return ticket === null ? "bypass" : cached === null ? "miss" : "hit";
+}
+
+/** Tells the metrics and the attempt's span how it ended. */
+function observed(
+  metrics: MetricsPort | null,
+  span: AttemptSpan | null,
+  record: AttemptRecord,
+  cached: boolean,
+  bytes: number,
+): void {
+  const seen = {
+    provider: record.provider,
+    outcome: record.outcome,
+    code: record.code,
+    latencyMs: record.latency_ms,
+    costMicros: record.cost_micros,
+    cached,
+    bytes,
+  };
+  metrics?.attempted(seen);
+  span?.end(seen);
 }
 
 function toRecord(

@@ -14,6 +14,7 @@ import { fuse } from "./fusion.ts";
 import type { Plan, PlanContext } from "./plan.ts";
 import type { AttemptWatch } from "./suspension.ts";
 import type { AnswerCacheHook } from "./cached-attempt.ts";
+import type { RequestTrace } from "./telemetry.ts";
 
 /** The last warning of every search: results come from elsewhere and are not vouched for. */
 export const UNTRUSTED_REMINDER =
@@ -43,6 +44,8 @@ export type PlannedSearch = SearchHooks & {
   suspension?: AttemptWatch | undefined;
   /** Asked before each provider (docs/envelope.md, "Cached answers"); absent: nothing cached. */
   cache?: AnswerCacheHook | undefined;
+  /** The request's trace (docs/deploy.md, "Observing it"); absent: not traced. */
+  trace?: RequestTrace | undefined;
 };
 
 /** Runs a plan that was already accepted (plans come first, so a refusal contacts no provider). */

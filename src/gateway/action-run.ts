@@ -26,12 +26,15 @@ import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
 import type { ResolvedConfig } from "../config/gateway-config.ts";
 import { type Placed, placedCall, type Queued } from "./placed-call.ts";
 import type { CallerAsk } from "./caller-limits.ts";
+import type { RequestTrace } from "../core/telemetry.ts";
 
 /** A provider action a caller asks for through a route. */
 export type ActionAsk<T> = CallerAsk & {
   request: T;
   /** Fires when the caller goes away. */
   signal: AbortSignal;
+  /** The request's trace: the provider call is a client span, whose traceparent it is sent. */
+  trace?: RequestTrace | undefined;
 };
 
 /** What an action needs of the gateway instance it runs in; GatewayState hands it over. */
@@ -68,13 +71,38 @@ export async function runExpand(
   const target = await actionTarget(host, "expand", request.provider, ask.caller, requestId);
   if (!target.ok) return target.envelope;
   const spec = target.spec;
+  const span = ask.trace?.attempt(spec.name, "expand") ?? null;
+  const started = host.config.now();
   const placed = await withProvider(
     host,
     spec,
     ask,
     "expand",
-    (call) => host.client(spec).expand({ locator: request.locator }, call),
+    (call) =>
+      host.client(spec).expand(
+        { locator: request.locator },
+        span === null ? call : { ...call, traceparent: span.traceparent },
+      ),
   );
+  if (span !== null) {
+    const [outcome, code] = placed.kind !== "called"
+      ? ["skipped", placed.kind]
+      : placed.result.kind === "answer"
+      ? ["success", "ok"]
+      : placed.result.kind === "failure"
+      ? [placed.result.outcome, placed.result.code]
+      : ["unsupported", "action_unsupported"];
+    const latencyMs = host.config.now() - started;
+    span.end({
+      provider: spec.name,
+      outcome,
+      code,
+      latencyMs,
+      costMicros: 0,
+      cached: false,
+      bytes: 0,
+    });
+  }
   if (placed.kind !== "called") return unplacedProblem("expand", spec, placed, requestId);
   const { result } = placed;
   switch (result.kind) {

@@ -39,6 +39,8 @@ import { AnswerCaching, unlessCached } from "./answer-caching.ts";
 import { lazy } from "../core/lazy-module.ts";
 import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
 import type { PageFetching } from "./page-fetching.ts";
+import { observedAdmission } from "./observed-admission.ts";
+import type { GaugeSources } from "../core/telemetry.ts";
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 const loadActionRun = lazy(() => import("./action-run.ts"));
@@ -108,6 +110,7 @@ export class GatewayState {
       now: config.now,
       searchBudgetBytes: config.searchBudgetBytes,
       maxPendingConnections: config.maxPendingConnections,
+      metrics: config.telemetry.metrics,
     };
     this.#actions = {
       config,
@@ -138,6 +141,21 @@ export class GatewayState {
     return this.#searches.taken;
   }
 
+  /** What the metrics read at each collection (docs/deploy.md, "Observing it"). */
+  gauges(): GaugeSources {
+    return {
+      searchesInFlight: () => this.searchesInFlight,
+      suspended: async () => {
+        const states = new Map<string, boolean>();
+        for (const spec of this.config.manifest.providers) {
+          states.set(spec.name, (await this.suspensionOf(spec)).state === "suspended");
+        }
+        return states;
+      },
+      sharedStateFallbacks: () => this.config.state.status().fallbacks,
+    };
+  }
+
   /**
    * Admits a search: picks its providers, then joins an identical search in flight or takes an
    * in-flight slot, and only then counts it against its caller's limits, so a search this
@@ -145,9 +163,15 @@ export class GatewayState {
    * the request was read and validated, so a slow or broken sender never holds a slot.
    */
   admit(ask: SearchAsk): Admission | Promise<Admission> {
+    const metrics = this.config.telemetry.metrics;
+    if (metrics === null) return this.#admit(ask);
+    return observedAdmission(metrics, this.config.now, () => this.#admit(ask));
+  }
+
+  #admit(ask: SearchAsk): Admission | Promise<Admission> {
     // The cache's code is loaded with the first search that may use it.
     const loading = this.#caching.ready();
-    if (loading !== null) return loading.then(() => this.admit(ask));
+    if (loading !== null) return loading.then(() => this.#admit(ask));
     const deps = this.#depsFor(ask.caller);
     const picked = pickProviders(ask.request, deps);
     if (!picked.ok) return refused(picked.problem, ask.requestId);
@@ -237,7 +261,17 @@ export class GatewayState {
     const cache = this.#caching.hookFor(ask, (work) => background.run(work));
     cache?.warm?.(plan.run);
     const runHere = (signal: AbortSignal, onAttempt: OnAttempt) =>
-      executePlan({ request, plan, deps, requestId, suspension, signal, onAttempt, cache });
+      executePlan({
+        request,
+        plan,
+        deps,
+        requestId,
+        suspension,
+        signal,
+        onAttempt,
+        cache,
+        trace: ask.trace,
+      });
     const alone: StartFlight = (signal, onAttempt) => ({
       joined: Promise.resolve(false),
       result: runHere(signal, onAttempt),
@@ -272,7 +306,10 @@ export class GatewayState {
       // An expand is a search as the caller's limits count, costing what a search of its provider does.
       const named = this.config.manifest.providers.filter((p) => p.name === ask.request.provider);
       const limited = await countSearch(this.config, ask, "expand", named);
-      if (limited !== null) return limited;
+      if (limited !== null) {
+        this.config.telemetry.metrics?.refused(limited.code);
+        return limited;
+      }
     }
     const { runExpand } = await loadActionRun();
     return await runExpand(this.#actions, ask);

@@ -13,9 +13,10 @@ import { searchEnvelope } from "../envelope/search-envelope.ts";
 import type { CallerAsk } from "./caller-limits.ts";
 import type { Flight } from "./flight.ts";
 import type { MiningGate } from "./mining/mining-gate.ts";
+import type { RequestTrace } from "../core/telemetry.ts";
 
-/** A read and validated search request, and who asks. */
-export type SearchAsk = CallerAsk & { request: SearchRequest };
+/** A read and validated search request, who asks, and the request's trace when traced. */
+export type SearchAsk = CallerAsk & { request: SearchRequest; trace?: RequestTrace | undefined };
 
 /** Refused (the plan's problem, or overloaded) before any provider is contacted, or admitted. */
 export type Admission = { ok: false; envelope: Envelope } | { ok: true; search: AdmittedSearch };

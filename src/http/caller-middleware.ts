@@ -8,6 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Command } from "../protocol/codes.ts";
 import { ANONYMOUS, type Caller } from "../core/caller.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
+import { CALLER_REFUSAL_CODES, type ServerSpan } from "../core/telemetry.ts";
 import { problemResponse } from "./respond.ts";
 import { ROUTES } from "./route-table.ts";
 
@@ -16,7 +17,13 @@ import { ROUTES } from "./route-table.ts";
  * (client-address.ts), whom the request counts against where callers are bounded one by one.
  */
 export type GatewayEnv = {
-  Variables: { requestId: string; caller: Caller; clientAddress: string };
+  Variables: {
+    requestId: string;
+    caller: Caller;
+    clientAddress: string;
+    /** The request's server span, when the gateway traces (observe-routes.ts). */
+    span?: ServerSpan | undefined;
+  };
 };
 
 /** Routes open to anyone even with TRACEFETCH_REQUIRE_AUTH: liveness and the keys providers need. */
@@ -34,42 +41,32 @@ export function commandOf(pathname: string): Command {
 
 export function callerMiddleware(state: GatewayState): MiddlewareHandler<GatewayEnv> {
   const { verifier, requireAuth } = state.config.auth;
+  const metrics = state.config.telemetry.metrics;
   return async (c, next) => {
     const pathname = new URL(c.req.url).pathname;
     const command = commandOf(pathname);
     const requestId = c.get("requestId");
+    const refuse = (code: Parameters<typeof problemResponse>[1], message: string) => {
+      if (CALLER_REFUSAL_CODES.has(code)) metrics?.refused(code);
+      return problemResponse(command, code, requestId, message);
+    };
     const header = c.req.header("authorization");
     if (header === undefined) {
       if (requireAuth && !OPEN_ROUTES.has(pathname)) {
-        return problemResponse(
-          command,
-          "unauthorized",
-          requestId,
-          "this gateway requires a bearer token",
-        );
+        return refuse("unauthorized", "this gateway requires a bearer token");
       }
       c.set("caller", ANONYMOUS);
       return await next();
     }
     const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
     if (match === null) {
-      return problemResponse(
-        command,
-        "token_invalid",
-        requestId,
-        'send "Authorization: Bearer <token>"',
-      );
+      return refuse("token_invalid", 'send "Authorization: Bearer <token>"');
     }
     if (verifier === null) {
-      return problemResponse(
-        command,
-        "token_invalid",
-        requestId,
-        "this gateway accepts no tokens (none are configured)",
-      );
+      return refuse("token_invalid", "this gateway accepts no tokens (none are configured)");
     }
     const verified = await verifier(match[1] as string);
-    if (!verified.ok) return problemResponse(command, verified.code, requestId, verified.message);
+    if (!verified.ok) return refuse(verified.code, verified.message);
     c.set("caller", verified.caller);
     return await next();
   };

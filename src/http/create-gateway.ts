@@ -33,6 +33,7 @@ import { decodeUtf8 } from "../io/bounded-reader.ts";
 import { lazy } from "../core/lazy-module.ts";
 import type { FetchAsk, Parsed } from "../protocol/fetch-request.ts";
 import type { EvidencePorts } from "./fetch-route.ts";
+import { observeRequests, registerMetricsOff, registerMetricsRoute } from "./observe-routes.ts";
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
@@ -64,6 +65,8 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
   const state = new GatewayState(resolveConfig(settings, ports));
   const evidence = ports.evidence ?? null;
   const app = new Hono<GatewayEnv>();
+  const { telemetry } = state.config;
+  telemetry.metrics?.watch(state.gauges());
 
   app.use("*", async (c, next) => {
     const incoming = c.req.header("x-request-id");
@@ -73,6 +76,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
     );
     await next();
   });
+  app.use("*", observeRequests(telemetry, state.config.now));
   // Before any route: whom the request counts against where callers are bounded one by one.
   app.use("*", clientAddressMiddleware(state.config));
   // Around everything after the request id, so a 404, a 405 or a refused token is indented too.
@@ -108,6 +112,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
   // Before the caller is resolved: they describe the API, not its data, and a browser opening
   // /docs sends no token.
   registerDocsRoutes(app, ports.apiDocs ?? null);
+  if (telemetry.metrics?.scraped !== true) registerMetricsOff(app);
   app.use("*", callerMiddleware(state));
 
   const { maxBodiesInRead, maxBodyBytesInRead, bodyTimeoutMs } = state.config;
@@ -124,11 +129,14 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
       const { code, message, field } = parsed.problem;
       return problemResponse("search", code, requestId, message, field);
     }
+    const span = c.get("span");
+    span?.trace.query(parsed.request.query);
     const admission = await state.admit({
       request: parsed.request,
       caller: c.get("caller"),
       client: c.get("clientAddress"),
       requestId,
+      trace: span?.trace,
     });
     if (!admission.ok) return envelopeResponse(admission.envelope);
     const later = afterAnswer(c);
@@ -183,6 +191,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
         client: c.get("clientAddress"),
         requestId,
         signal: c.req.raw.signal,
+        trace: c.get("span")?.trace,
       }),
     );
   };
@@ -269,6 +278,9 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
   });
 
   registerInfoRoutes(app, state);
+  if (telemetry.metrics?.scraped === true) {
+    registerMetricsRoute(app, telemetry.metrics, state.config.auth.requireAuth);
+  }
 
   for (const { pattern, command, allow } of ROUTES) {
     app.all(pattern, (c) => notAllowed(c, command, allow));

@@ -3,7 +3,12 @@
  * may see them), the JSON Schemas, and the public keys providers verify gateway tokens with.
  */
 import type { Hono } from "hono";
-import type { Envelope, MiningStatus, ProviderListing } from "../protocol/envelope-schema.ts";
+import type {
+  Envelope,
+  MiningStatus,
+  ProviderListing,
+  TracesStatus,
+} from "../protocol/envelope-schema.ts";
 import type { Caller } from "../core/caller.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
@@ -23,6 +28,9 @@ const MINING_OFF: MiningStatus = {
   dropped: 0,
   written: 0,
 };
+
+/** `/v1/status`'s traces without an OTLP endpoint. */
+const TRACES_OFF: TracesStatus = { state: "off", queued: 0, dropped: 0, exported: 0, failed: 0 };
 
 /** Documents that change only with a deploy; a short cache spares repeated fetches. */
 export const DOCUMENT_CACHE = "public, max-age=300";
@@ -64,6 +72,9 @@ export async function statusEnvelope(
       max_providers: state.config.maxProviders,
       mining: state.mining?.status() ?? MINING_OFF,
       shared_state: state.config.state.status(),
+      traces: state.config.telemetry.tracing === null
+        ? TRACES_OFF
+        : { state: "exporting", ...state.config.telemetry.tracing.status() },
     },
   });
 }

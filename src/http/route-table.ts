@@ -101,6 +101,14 @@ export const ROUTES: readonly Route[] = [
       "MCP (Streamable HTTP, stateless): the tools search, expand, fetch, verify, providers and status, in JSON-RPC",
   },
   {
+    pattern: "/metrics",
+    path: "/metrics",
+    command: "unknown",
+    allow: READ_METHODS,
+    answers:
+      "this instance's metrics in the Prometheus text format; with TRACEFETCH_REQUIRE_AUTH, a token granting tracefetch-metrics or tracefetch-admin",
+  },
+  {
     pattern: "/schemas/:file",
     path: "/schemas/{name}.json",
     command: "schema",
@@ -146,6 +154,17 @@ export const ROUTES: readonly Route[] = [
     answers: "the script the /docs page runs, served by the gateway itself",
   },
 ];
+
+/** The pattern of the route a path falls under (a metric's or a span's `http.route`), or null. */
+export function routeOf(pathname: string): string | null {
+  for (const { pattern } of ROUTES) {
+    const match = pattern.endsWith("/:file")
+      ? pathname.startsWith(pattern.slice(0, -":file".length))
+      : pathname === pattern;
+    if (match) return pattern;
+  }
+  return null;
+}
 
 /** The documents that describe the routes and their answers, as paths in the source repository. */
 export const DOCS: readonly string[] = [

@@ -222,6 +222,19 @@ export const MiningStatusSchema = v.strictObject({
 });
 export type MiningStatus = v.InferOutput<typeof MiningStatusSchema>;
 
+/** The export of traces (docs/deploy.md, "Observing it"), as `/v1/status` shows it. */
+export const TracesStatusSchema = v.strictObject({
+  state: v.picklist(["off", "exporting"]),
+  /** Spans waiting in the bounded queue for export now. */
+  queued: Int,
+  /** Spans dropped because the queue was full (a collector down or slow). */
+  dropped: Int,
+  exported: Int,
+  /** Spans whose export failed (refused, unreachable or late). */
+  failed: Int,
+});
+export type TracesStatus = v.InferOutput<typeof TracesStatusSchema>;
+
 export const StatusResultSchema = v.strictObject({
   service: v.literal("tracefetch-edge"),
   version: v.string(),
@@ -233,6 +246,8 @@ export const StatusResultSchema = v.strictObject({
   mining: v.optional(MiningStatusSchema),
   /** Absent from gateways older than shared state. */
   shared_state: v.optional(SharedStateStatusSchema),
+  /** Absent from gateways older than traces. */
+  traces: v.optional(TracesStatusSchema),
 });
 
 /** One check of `tracefetch doctor`: its own code (from the one table) and what to do about it. */

@@ -28,6 +28,7 @@ import { requireStateSecret, type StateVariables } from "../config/state-setting
 import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
 import { parseRedisUrl, type RedisTarget } from "../state/redis-url.ts";
+import { telemetryFor } from "../observe/telemetry-for.ts";
 
 export type Served = { port: number; close: () => Promise<void> };
 
@@ -88,6 +89,11 @@ export async function launch(
       await state?.close();
       throw e;
     });
+    const telemetry = telemetryFor(
+      settings.telemetry,
+      (line) => warnings.push(line),
+      settings.mining?.rawQueries ?? false,
+    );
     const app = createGateway(settings, {
       state,
       answerCache,
@@ -100,6 +106,8 @@ export async function launch(
       peerAddress: servedPeerAddress,
       // Pages are reached through node:dns and undici on Node, and on Deno through its Node layer.
       evidence: nodeFetchParts(),
+      // Node and Deno are scraped at `GET /metrics`; traces go out when an OTLP endpoint is set.
+      telemetry,
     });
     let gateway: Served;
     try {
@@ -117,6 +125,9 @@ export async function launch(
       warnings,
       close: async () => {
         await gateway.close();
+        // The spans of the last requests go out before the process ends (bounded by the export
+        // timeout; a collector that is down costs no more).
+        await telemetry.tracing?.flush();
         await state?.close();
         await answerCache?.close();
         await embedded?.close();

@@ -22,8 +22,9 @@ export { GatewayStateObject } from "./state-object.ts";
 
 type Bindings = Record<string, unknown>;
 type App = ReturnType<typeof createGateway>;
+type Flush = (() => Promise<void>) | null;
 
-type Built = { app: App } | { error: string };
+type Built = { app: App; flush: Flush } | { error: string };
 
 /**
  * /docs's viewer script, a module of its own (1 MB gzipped) in a build made with
@@ -67,8 +68,18 @@ async function gatewayFor(bindings: Bindings): Promise<Built> {
       ...withRanges.withManifest({ text: manifest }),
       maxPendingConnections: WORKERS_MAX_PENDING_CONNECTIONS,
     };
+    // Traces only when an OTLP endpoint is set: the SDK is a module of its own (docs/deploy.md).
+    const { tracesEndpoint, metricsEndpoint } = read.env.telemetry;
+    const observed = tracesEndpoint === null && metricsEndpoint === null
+      ? null
+      : (await import("../observe/worker-telemetry.ts")).workerTelemetry(
+        read.env.telemetry,
+        settings.mining?.rawQueries ?? false,
+      );
     return {
+      flush: observed?.flush ?? null,
       app: createGateway(settings, {
+        telemetry: observed?.telemetry,
         traceSink: await queueSinkFor(settings.mining?.queue ?? null, bindings),
         builtins: {
           ...(workspace ? { workspace } : {}),
@@ -195,7 +206,16 @@ function answer(
   bindings: Bindings,
   context: unknown,
 ): Response | Promise<Response> {
-  if ("app" in gateway) return gateway.app.fetch(request, bindings, context as never);
+  if ("app" in gateway) {
+    const answered = gateway.app.fetch(request, bindings, context as never);
+    const flush = gateway.flush;
+    if (flush === null) return answered;
+    // Spans end as the answer is made; their export runs after it, inside waitUntil.
+    return Promise.resolve(answered).then((response) => {
+      (context as { waitUntil?: (p: Promise<unknown>) => void }).waitUntil?.(flush());
+      return response;
+    });
+  }
   const requestId = crypto.randomUUID();
   return problemResponse(
     "unknown",

@@ -200,3 +200,59 @@ export const DOCS_VIEWER_CASES: readonly ContractCase[] = [
   { name: "a method it does not allow", method: "POST", path: "/docs/scalar.js", status: 405 },
   ...readRefusals("/docs/scalar.js", true),
 ];
+
+/** GET /metrics: open by default; with TRACEFETCH_REQUIRE_AUTH a metrics or admin token. */
+export const METRICS_CASES: readonly ContractCase[] = [
+  { name: "the metrics", method: "GET", path: "/metrics", status: 200, type: "text/plain" },
+  {
+    name: "with caller limits and a cache",
+    method: "GET",
+    path: "/metrics",
+    gateway: "full",
+    status: 200,
+  },
+  { name: "headers only", method: "HEAD", path: "/metrics", status: 200 },
+  {
+    name: "a metrics token where tokens are required",
+    method: "GET",
+    path: "/metrics",
+    gateway: "guarded",
+    token: "metrics",
+    status: 200,
+  },
+  {
+    name: "an admin token where tokens are required",
+    method: "GET",
+    path: "/metrics",
+    gateway: "guarded",
+    token: "admin",
+    status: 200,
+  },
+  {
+    name: "no token where tokens are required",
+    method: "GET",
+    path: "/metrics",
+    gateway: "guarded",
+    status: 401,
+    code: "unauthorized",
+  },
+  {
+    name: "a token without the metrics scope",
+    method: "GET",
+    path: "/metrics",
+    gateway: "guarded",
+    token: "reader",
+    status: 403,
+    code: "forbidden",
+  },
+  {
+    name: "no registry here (a Worker pushes its metrics over OTLP)",
+    method: "GET",
+    path: "/metrics",
+    gateway: "bare",
+    status: 404,
+    code: "not_found",
+  },
+  { name: "a method it does not allow", method: "POST", path: "/metrics", status: 405 },
+  ...readRefusals("/metrics", false, "full"),
+];

@@ -20,6 +20,7 @@ import {
   DOCTOR_CASES,
   INDEX_CASES,
   JWKS_CASES,
+  METRICS_CASES,
   OPENAPI_CASES,
   PAGE_CASES,
   PROVIDERS_CASES,
@@ -47,6 +48,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
   "/.well-known/jwks.json": JWKS_CASES,
   "/page/{name}": PAGE_CASES,
   "/openapi.json": OPENAPI_CASES,
+  "/metrics": METRICS_CASES,
   "/docs": DOCS_CASES,
   "/docs/scalar.js": DOCS_VIEWER_CASES,
 };

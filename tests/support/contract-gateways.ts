@@ -12,6 +12,8 @@
  *   corpus with expand and refresh, a sensitive one, one that fails, one that implements no
  *   action, one that holds, a costly one).
  * - `locked`: every route needs a token, whose keys cannot be fetched; /docs off.
+ * - `guarded`: every route needs a token, verified (HS256) as `full`'s are.
+ * - `bare`: built with no telemetry port, as a Worker is: no /metrics.
  * - `faulty`: a port that throws on every request, so each route answers its 500.
  * - `minimal`: a manifest of one provider and nothing else (no fetch block, unlike the embedded
  *   default's), no signing key: fetching is off.
@@ -31,7 +33,8 @@ import { listen } from "../../src/runtime/node-listen.ts";
 import { openTraceFile } from "../../src/runtime/trace-file-sink.ts";
 import { nodePorts } from "../../src/runtime/node-fetch.ts";
 import { GuardedState } from "../../src/state/guarded-state.ts";
-import { ADMIN_SCOPE } from "../../src/core/caller.ts";
+import { ADMIN_SCOPE, METRICS_SCOPE } from "../../src/core/caller.ts";
+import { PrometheusMetrics } from "../../src/observe/prometheus-metrics.ts";
 import { MemoryStore } from "./memory-store.ts";
 import {
   type AnswerCache,
@@ -44,8 +47,15 @@ import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
 import { open } from "./raw-http.ts";
 import { startSite } from "./contract-site.ts";
 
-export type GatewayName = "default" | "full" | "locked" | "faulty" | "minimal";
-export type TokenName = "reader" | "plain" | "admin" | "expired" | "invalid" | "unfetchable";
+export type GatewayName = "default" | "full" | "locked" | "guarded" | "bare" | "faulty" | "minimal";
+export type TokenName =
+  | "reader"
+  | "plain"
+  | "admin"
+  | "metrics"
+  | "expired"
+  | "invalid"
+  | "unfetchable";
 
 export const GATEWAY_HEADER = "x-contract-gateway";
 export const REPLAY_HEADER = "x-contract-replay";
@@ -227,6 +237,21 @@ export async function startGateways(): Promise<Gateways> {
       traceSink: await openTraceFile(traceFile, 10_000_000),
       apiDocs: () => Promise.resolve(VIEWER),
       peerAddress: servedPeerAddress,
+      telemetry: { metrics: new PrometheusMetrics(), tracing: null },
+    },
+  );
+  const guarded = createGateway(
+    settingsFor(manifestOf([{ name: "notes", endpoint: notesUrl }]), {
+      TRACEFETCH_AUTH_SECRET: SECRET,
+      TRACEFETCH_AUTH_ISSUER: ISSUER,
+      TRACEFETCH_AUTH_AUDIENCE: AUDIENCE,
+      TRACEFETCH_REQUIRE_AUTH: "on",
+    }, { allowLoopback: true, describeProviders: false }),
+    {
+      ...nodePorts(),
+      apiDocs: null,
+      peerAddress: servedPeerAddress,
+      telemetry: { metrics: new PrometheusMetrics(), tracing: null },
     },
   );
   const locked = createGateway(
@@ -238,7 +263,19 @@ export async function startGateways(): Promise<Gateways> {
       TRACEFETCH_SIGNING_JWK: JSON.stringify(signing.privateJwk),
       TRACEFETCH_GATEWAY_ISSUER: "https://gateway.example",
     }, { allowLoopback: true, describeProviders: false }),
-    { ...nodePorts(), apiDocs: null, peerAddress: servedPeerAddress },
+    {
+      ...nodePorts(),
+      apiDocs: null,
+      peerAddress: servedPeerAddress,
+      telemetry: { metrics: new PrometheusMetrics(), tracing: null },
+    },
+  );
+  const unobserved = createGateway(
+    settingsFor(manifestOf([{ name: "notes", endpoint: notesUrl }]), {}, {
+      allowLoopback: true,
+      describeProviders: false,
+    }),
+    { ...nodePorts(), peerAddress: servedPeerAddress },
   );
 
   const faulty = createGateway(
@@ -275,6 +312,8 @@ export async function startGateways(): Promise<Gateways> {
       const name = request.headers.get(GATEWAY_HEADER) ?? "default";
       if (name === "full") return full.fetch(request, info);
       if (name === "locked") return locked.fetch(request, info);
+      if (name === "guarded") return guarded.fetch(request, info);
+      if (name === "bare") return unobserved.fetch(request, info);
       if (name === "faulty") return faulty.fetch(request, info);
       if (name === "minimal") return minimal.fetch(request, info);
       if (defaultFetch === null) throw new Error("the embedded default did not serve its gateway");
@@ -297,6 +336,7 @@ export async function startGateways(): Promise<Gateways> {
     reader: () => signed({ scope: "tracefetch:private" }),
     plain: () => signed({}),
     admin: () => signed({ scope: `${ADMIN_SCOPE} tracefetch:private` }),
+    metrics: () => signed({ scope: METRICS_SCOPE }),
     expired: () => signed({ exp: Math.floor(Date.now() / 1_000) - 3_600 }),
     invalid: () => Promise.resolve("not.a.token"),
     // Verified against the locked gateway's JWKS, which cannot be fetched.

@@ -132,6 +132,7 @@ export async function answerMcp(
     requestId,
     later: afterAnswer(c),
     evidence,
+    span: c.get("span"),
   };
   const calls = new CallArguments();
   const server = serverFor(who, c.req.raw.signal, calls);
@@ -165,6 +166,11 @@ function serverFor(who: ToolCaller, gone: AbortSignal, calls: CallArguments): Se
         `unknown tool; the tools are ${MCP_TOOL_NAMES.join(", ")}`,
       );
     }
+    // The MCP semantic conventions' span name and attributes.
+    who.span?.rename(`tools/call ${name}`, {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": name,
+    });
     const token = extra._meta?.progressToken;
     let notified: Promise<unknown> = Promise.resolve();
     const onProgress = token === undefined

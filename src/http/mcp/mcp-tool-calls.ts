@@ -16,6 +16,7 @@ import { searchEnvelope } from "../../envelope/search-envelope.ts";
 import type { Caller } from "../../core/caller.ts";
 import type { GatewayState } from "../../gateway/gateway-state.ts";
 import type { RunOptions } from "../../gateway/search-run.ts";
+import type { ServerSpan } from "../../core/telemetry.ts";
 import { providersEnvelope, statusEnvelope } from "../info-routes.ts";
 
 /** Who calls, as the caller middleware resolved it, and the HTTP request the call came in. */
@@ -29,6 +30,8 @@ export type ToolCaller = {
   later: RunOptions["later"];
   /** How this runtime reaches pages, for the fetch tool; null: fetch answers fetch_disabled. */
   evidence: EvidencePorts | null;
+  /** The request's server span, when the gateway traces: named after the tool called. */
+  span?: ServerSpan | undefined;
 };
 
 /** Told as each provider of a search answers: how many have, of how many, and which one. */
@@ -93,6 +96,7 @@ async function searchTool(
     caller: who.caller,
     client: who.client,
     requestId: who.requestId,
+    trace: who.span?.trace,
   });
   if (!admission.ok) return withoutMining(admission.envelope);
   let total = 0;
