@@ -26,7 +26,7 @@ import { openTraceFile } from "../../src/runtime/trace-file-sink.ts";
 import { nodePorts } from "../../src/runtime/node-fetch.ts";
 import { GuardedState } from "../../src/state/guarded-state.ts";
 import { ADMIN_SCOPE } from "../../src/core/caller.ts";
-import { MemoryStore } from "./memory-store.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
 import { answer, raw, startServer, type TestServer } from "./servers.ts";
 import { manifestOf, settingsFor } from "./gateway.ts";
 import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
