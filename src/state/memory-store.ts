@@ -140,7 +140,9 @@ export class MemoryStore implements StateStore {
         storage.alarmAt = null;
         await shard.alarm();
       }
-      if (storage.alarmAt === null && storage.keys() === 0) this.#shards.delete(name);
+      if (storage.alarmAt === null && storage.keys() === 0 && !shard.holdsMemory()) {
+        this.#shards.delete(name);
+      }
     }
   }
 

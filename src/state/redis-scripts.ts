@@ -210,10 +210,12 @@ return { 1, waited }
 `,
   /**
    * KEYS: lease, waited, events, ended. ARGV: id, "1" when last, keepMs, then the events' JSON.
-   * Appends to a flight still known (its lease, its follower or its events), as the reference model
-   * does; the last one marks it ended, lets go of the lease, and keeps both for keepMs.
+   * Appends to a flight still known (its lease, its follower or its events) that has not ended, as
+   * the shard's steps do (shard-steps.ts); the last one marks it ended, lets go of the lease, and
+   * keeps both for keepMs.
    */
   tracefetchPublishFlight: `
+if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
 local holds = redis.call('GET', KEYS[1]) == ARGV[1]
 local waited = redis.call('GET', KEYS[2]) == ARGV[1]
 if not holds and not waited and redis.call('EXISTS', KEYS[3]) == 0 then
@@ -248,9 +250,14 @@ end
 redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 return 0
 `,
-  /** KEYS: lease, … ARGV[1]: the id. Deletes the lease only while this id holds it. */
+  /**
+   * KEYS: lease, waited, events, ended. ARGV[1]: the id. While this id holds the lease, deletes the
+   * flight and all it kept, as the shard's steps do: its followers read `orphaned` and nothing else.
+   */
   tracefetchDropFlight: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 1 end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 return 1
 `,
   /**

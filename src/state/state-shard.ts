@@ -107,6 +107,12 @@ export class StateShard {
     return this.#after(steps.alarm(this.storage.kv, this.clocks.now(), this.clocks.sweepMs()));
   }
 
+  /** Whether memory still holds something of this shard: a waiting read, or an ended flight's events. */
+  holdsMemory(): boolean {
+    this.#forget(this.clocks.now());
+    return this.#waiting.size > 0 || this.#ended.size > 0;
+  }
+
   /** What a step asked for once it ran: its readers woken, its storage cleared, its alarm set. */
   async #after<T>(step: steps.Step<T>): Promise<T> {
     if (step.ended !== undefined) {
