@@ -98,7 +98,7 @@ async function checkFlightSteps(redis: StateStore): Promise<void> {
   const property = fc.asyncProperty(
     fc.array(op, { minLength: 1, maxLength: MAX_OPS }),
     async (ops) => {
-      const memory = new MemoryStore({ now: () => 1_700_000_000_000 });
+      const memory: StateStore = new MemoryStore({ now: () => 1_700_000_000_000 });
       const key = `flight-property-${++run}-${crypto.randomUUID()}`;
       const ids = ACTORS.map((actor) => `${actor}-${run}-0`);
       const actors: Record<"redis" | "memory", Actors> = {
