@@ -157,13 +157,16 @@ export function renewFlight(
   return { held: true, waited: flight.waited };
 }
 
+/** Appends while `id` holds a live lease (a flight that lapsed takes no more); `last` ends it. */
 export function publishFlight(
   kv: ShardKv,
+  now: number,
   id: string,
   events: unknown[],
   last: boolean,
 ): Step<void> {
-  if (kv.get<Flight>(FLIGHT)?.id !== id) return { result: undefined };
+  const flight = kv.get<Flight>(FLIGHT);
+  if (flight === undefined || flight.id !== id || now >= flight.until) return { result: undefined };
   if (!last) {
     let next = eventCount(kv);
     for (const event of events) kv.put(eventKey(next++), event);
@@ -204,8 +207,9 @@ export function flightProgress(
   if (flight === undefined || flight.id !== id) {
     return { progress: { events: [], state: "orphaned" }, until: now };
   }
-  const state = now < flight.until ? "running" : "orphaned";
-  return { progress: { events: storedEvents(kv, from), state }, until: flight.until };
+  // An orphaned flight's events are no one's to read: its followers run the search themselves.
+  if (now >= flight.until) return { progress: { events: [], state: "orphaned" }, until: now };
+  return { progress: { events: storedEvents(kv, from), state: "running" }, until: flight.until };
 }
 
 export function logSearch(kv: ShardKv, now: number, key: string, ask: LogAsk): Step<LogVerdict> {

@@ -71,7 +71,8 @@ export class StateShard {
   }
 
   publishFlight(id: string, events: unknown[], last: boolean): Promise<void> {
-    return this.#after(steps.publishFlight(this.storage.kv, id, events, last));
+    const now = this.clocks.now();
+    return this.#after(steps.publishFlight(this.storage.kv, now, id, events, last));
   }
 
   endFlight(id: string, leaseMs: number): Promise<boolean> {
