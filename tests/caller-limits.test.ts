@@ -13,7 +13,7 @@ import { GuardedState } from "../src/state/guarded-state.ts";
 import { answer, raw, startServer, type TestServer } from "./support/servers.ts";
 import { assertEnvelope, manifestOf, runtimePorts, settingsFor } from "./support/gateway.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./support/auth-keys.ts";
-import { MemoryStore } from "./support/memory-store.ts";
+import { MemoryStore } from "../src/state/memory-store.ts";
 import { validateManifest } from "../src/protocol/validate-manifest.ts";
 import {
   MAX_CALLER_COST_MICROS_PER_DAY,

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { listen } from "../src/runtime/node-listen.ts";
 import { runJson, tempConfig } from "./support/cli.ts";
 import { evidenceGateway, startSite } from "./support/evidence-gateway.ts";
-import { sha256Hex } from "../src/state/digests.ts";
+import { sha256Hex } from "../src/io/digests.ts";
 
 describe("tracefetch fetch and verify", () => {
   let site: Awaited<ReturnType<typeof startSite>>;

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { assertEnvelope } from "./support/gateway.ts";
 import { evidenceGateway, ISSUER, startSite } from "./support/evidence-gateway.ts";
-import { sha256Hex } from "../src/state/digests.ts";
+import { sha256Hex } from "../src/io/digests.ts";
 import { RECEIPT_TYP } from "../src/protocol/mod.ts";
 
 type App = Awaited<ReturnType<typeof evidenceGateway>>["app"];

@@ -16,7 +16,7 @@ import { createProviderTokenSigner } from "../src/auth/provider-token-signer.ts"
 import { type ReceiptFacts, signReceipt } from "../src/auth/fetch-receipt.ts";
 import { verifyEvidence } from "../src/evidence/verify-evidence.ts";
 import { findQuote } from "../src/evidence/find-quote.ts";
-import { sha256Hex } from "../src/state/digests.ts";
+import { sha256Hex } from "../src/io/digests.ts";
 import { keyPair } from "./support/auth-keys.ts";
 
 const ISSUER = "https://gateway.test";

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { GuardedState } from "../src/state/guarded-state.ts";
 import { MAX_MIRROR_AGE_MS, STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
-import { MemoryStore } from "./support/memory-store.ts";
+import { MemoryStore } from "../src/state/memory-store.ts";
 
 const SECRET = "k".repeat(32);
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { GuardedState } from "../src/state/guarded-state.ts";
 import { STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
 import { gateway } from "./support/gateway.ts";
-import { MemoryStore } from "./support/memory-store.ts";
+import { MemoryStore } from "../src/state/memory-store.ts";
 import {
   alternatingFailures,
   assertNoFallbacks,

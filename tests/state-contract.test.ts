@@ -7,7 +7,7 @@
 import { MemoryState } from "../src/state/memory-state.ts";
 import { GuardedState } from "../src/state/guarded-state.ts";
 import { stateContract } from "./support/state-contract.ts";
-import { MemoryStore } from "./support/memory-store.ts";
+import { MemoryStore } from "../src/state/memory-store.ts";
 
 const clocks = { now: () => performance.now(), wall: () => Date.now() };
 

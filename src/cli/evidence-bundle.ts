@@ -18,7 +18,7 @@ import type { JWK } from "jose";
 import type { FetchResult } from "../protocol/evidence-schema.ts";
 import { evidenceText } from "../protocol/evidence-schema.ts";
 import { type Anchor } from "../protocol/evidence-schema.ts";
-import { hex } from "../state/digests.ts";
+import { hex } from "../io/digests.ts";
 
 export const BUNDLE_VERSION = "tracefetch-edge.bundle.v1";
 

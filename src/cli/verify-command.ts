@@ -12,7 +12,7 @@ import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { VerifyResult } from "../protocol/evidence-schema.ts";
 import { buildEnvelope } from "../envelope/build-envelope.ts";
 import { verifyEvidence } from "../evidence/verify-evidence.ts";
-import { hex } from "../state/digests.ts";
+import { hex } from "../io/digests.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import type { Paint } from "./paint.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";

@@ -1,5 +1,5 @@
 /** SHA-256 in hex of bytes, or of a text's UTF-8: the evidence's hashes, Web Crypto on every runtime. */
-import { hex } from "../state/digests.ts";
+import { hex } from "../io/digests.ts";
 
 const encoder = new TextEncoder();
 

@@ -27,6 +27,7 @@ import { openTraceFile } from "./trace-file-sink.ts";
 import { requireStateSecret, type StateVariables } from "../config/state-settings.ts";
 import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
+import type { HmacPort } from "../io/digests.ts";
 import { parseRedisUrl, type RedisTarget } from "../state/redis-url.ts";
 import { telemetryFor } from "../observe/telemetry-for.ts";
 
@@ -152,10 +153,14 @@ async function sharedState(variables: StateVariables): Promise<GuardedState | un
   return new GuardedState(store, {
     timeoutMs: variables.timeoutMs,
     secret: requireStateSecret(variables, "TRACEFETCH_STATE_URL"),
+    mac: nodeHmac,
     now: () => performance.now(),
     wall: () => Date.now(),
   });
 }
+
+/** The runtime's HMAC-SHA-256 for io/digests.ts: node:crypto answers at once, off the thread pool. */
+const nodeHmac: HmacPort = (key, message) => createHmac("sha256", key).update(message).digest();
 
 /**
  * The Redis that keeps public providers' answers: TRACEFETCH_CACHE_URL, else the state's; undefined
@@ -174,7 +179,7 @@ async function redisCache(state: StateVariables, cache: CacheVariables, guard?: 
     setting: cache.url === null ? "TRACEFETCH_STATE_URL" : "TRACEFETCH_CACHE_URL",
     prefix: state.prefix,
     secret,
-    hmac: (identity) => createHmac("sha256", secret).update(identity).digest("hex"),
+    mac: nodeHmac,
     timeoutMs: state.timeoutMs,
     now: () => performance.now(),
     // One guard for the state and the cache: one timeout, back-off and `shared_state` entry.

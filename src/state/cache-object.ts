@@ -22,7 +22,7 @@ import {
   MAX_CACHE_OBJECT_BYTES,
   MAX_CACHE_OBJECT_ENTRIES,
 } from "../protocol/state-limits.ts";
-import { hex } from "./digests.ts";
+import { hex } from "../io/digests.ts";
 
 /** One call to a provider's cache object; a lookup with digest "" reads the generation alone. */
 export type CacheAsk =

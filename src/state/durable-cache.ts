@@ -12,7 +12,7 @@
  */
 import { type AnswerCache, CacheCalls, type CacheLookup, type StoreCalls } from "./answer-cache.ts";
 import { StoreFailure } from "./state-store.ts";
-import { hmacHex } from "./digests.ts";
+import { type Hmac, keyedHmac } from "../io/digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
 
 /** The TRACEFETCH_STATE binding, as far as the cache uses it (StateNamespace in durable-state.ts). */
@@ -34,7 +34,7 @@ export type DurableCacheOptions = {
 const MISS: CacheLookup = { generation: null, found: null };
 
 export class DurableAnswerCache implements AnswerCache {
-  #mac: ((text: string) => Promise<string>) | null = null;
+  #mac: Hmac | null = null;
   readonly #calls: StoreCalls;
 
   constructor(
@@ -82,8 +82,8 @@ export class DurableAnswerCache implements AnswerCache {
   }
 
   /** An identity's digest: HMAC-SHA-256 under the state's secret, in hex. */
-  #hmac(identity: string): Promise<string> {
-    this.#mac ??= hmacHex(this.options.secret);
-    return this.#mac(identity);
+  #hmac(identity: string): string | Promise<string> {
+    this.#mac ??= keyedHmac(this.options.secret, "hex");
+    return this.#mac("answer", identity);
   }
 }

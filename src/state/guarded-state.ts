@@ -19,7 +19,7 @@ import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
 import type { FlightRole, SharedState } from "./shared-state.ts";
 import { type ProbeKind, type ProbeRecord, type StateStore, StoreFailure } from "./state-store.ts";
 import { followFlight, leadFlight, type StoreGuard } from "./flight-roles.ts";
-import { hmacHex } from "./digests.ts";
+import { type Hmac, type HmacPort, keyedHmac } from "../io/digests.ts";
 import type { StoreCalls } from "./answer-cache.ts";
 
 export type GuardOptions = {
@@ -27,6 +27,8 @@ export type GuardOptions = {
   timeoutMs: number;
   /** TRACEFETCH_STATE_SECRET: the HMAC key of flight keys. */
   secret: string;
+  /** The runtime's own HMAC-SHA-256, when its root gives one (io/digests.ts). */
+  mac?: HmacPort | undefined;
   /** This instance's monotonic clock, for the mirror and the retry. */
   now: () => number;
   /** The wall clock, for the memory that answers while the store fails. */
@@ -42,7 +44,7 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
   /** Why the last operation failed; null while the store answers. */
   #failure: string | null = null;
   #retryAt = 0;
-  #mac: ((text: string) => Promise<string>) | null = null;
+  #mac: Hmac | null = null;
 
   constructor(readonly store: StateStore, private readonly options: GuardOptions) {
     this.backend = store.backend;
@@ -184,7 +186,7 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
   }
 
   async flight(identity: string): Promise<FlightRole | null> {
-    const key = await this.#digest(identity);
+    const key = await this.#digest("flight", identity);
     const id = crypto.randomUUID();
     const claimed = await this.guard(
       (signal) => this.store.claimFlight(key, id, FLIGHT_LEASE_MS, signal),
@@ -205,7 +207,7 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
 
   /** A caller's search log, kept under the HMAC of the caller: a store never reads who it is. */
   async logSearch(caller: string, ask: LogAsk): Promise<LogVerdict> {
-    const key = await this.#digest(`caller:${caller}`);
+    const key = await this.#digest("caller", caller);
     return await this.guard(
       (signal) => this.store.logSearch(key, ask, signal),
       () => this.#local.logSearch(caller, ask),
@@ -219,9 +221,9 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
     await this.store.close();
   }
 
-  /** The key a flight has in the store: an HMAC of its identity, in hex. */
-  #digest(identity: string): Promise<string> {
-    this.#mac ??= hmacHex(this.options.secret);
-    return this.#mac(identity);
+  /** The key a flight or a caller's log has in the store: a labelled HMAC, in hex. */
+  #digest(purpose: "flight" | "caller", value: string): string | Promise<string> {
+    this.#mac ??= keyedHmac(this.options.secret, "hex", this.options.mac);
+    return this.#mac(purpose, value);
   }
 }

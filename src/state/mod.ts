@@ -8,6 +8,9 @@
  * answers"): the AnswerCache port in answer-cache.ts, in memory, in a Redis of its own choosing
  * (redis-cache.ts) or in Durable Objects (durable-cache.ts), every key under a provider's
  * generation, its calls under the shared state's one guard (GuardedState.run) when there is one.
+ * Each state machine a store keeps is written once: Lua for Redis (redis-scripts.ts), and the pure
+ * steps of shard-steps.ts for the Durable Object and the in-process MemoryStore; property tests
+ * hold the two to each other.
  *
  * Boundary: this folder keeps and shares state and decides nothing about searches; what a breaker
  * step means is src/core's (breaker.ts), when to coalesce or probe is src/gateway's.

@@ -20,7 +20,7 @@ import { CACHE_GENERATION_TTL_MS } from "../protocol/state-limits.ts";
 import { RedisConnection, taggedKey } from "./redis-connection.ts";
 import type { RedisTarget } from "./redis-url.ts";
 import { type AnswerCache, CacheCalls, type CacheLookup, type StoreCalls } from "./answer-cache.ts";
-import { hex, hmacHex } from "./digests.ts";
+import { hex, type Hmac, type HmacPort, keyedHmac } from "../io/digests.ts";
 
 /** The store's time in whole milliseconds, as text, so that no number is formatted by Lua. */
 const NOW = `local t = redis.call('TIME')
@@ -61,10 +61,10 @@ export type RedisCacheOptions = {
   /** TRACEFETCH_STATE_SECRET: the HMAC key of entries' digests. */
   secret: string;
   /**
-   * The same HMAC, computed at once by the runtime (node:crypto on Node and Deno): Web Crypto's
-   * is a promise, on Node a trip through the thread pool for each of a search's providers.
+   * The runtime's own HMAC-SHA-256 (node:crypto on Node and Deno), which answers at once: Web
+   * Crypto's is a promise, on Node a trip through the thread pool for each of a search's providers.
    */
-  hmac?: ((identity: string) => string) | undefined;
+  mac?: HmacPort | undefined;
   /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take before it reads as a miss. */
   timeoutMs: number;
   now: () => number;
@@ -74,7 +74,7 @@ export type RedisCacheOptions = {
 
 export class RedisAnswerCache implements AnswerCache {
   readonly #redis: RedisConnection;
-  #mac: ((text: string) => Promise<string>) | null = null;
+  #mac: Hmac | null = null;
   readonly #calls: StoreCalls;
 
   constructor(private readonly options: RedisCacheOptions) {
@@ -160,8 +160,7 @@ export class RedisAnswerCache implements AnswerCache {
 
   /** An identity's digest in the store: HMAC-SHA-256 under the state's secret, in hex. */
   #hmac(identity: string): string | Promise<string> {
-    if (this.options.hmac !== undefined) return this.options.hmac(identity);
-    this.#mac ??= hmacHex(this.options.secret);
-    return this.#mac(identity);
+    this.#mac ??= keyedHmac(this.options.secret, "hex", this.options.mac);
+    return this.#mac("answer", identity);
   }
 }

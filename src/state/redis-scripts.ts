@@ -188,8 +188,7 @@ return 1
   tracefetchClaimFlight: `
 local holder = redis.call('GET', KEYS[1])
 if holder then
-  local ttl = math.max(tonumber(ARGV[2]), redis.call('PTTL', KEYS[1]))
-  redis.call('SET', KEYS[2], holder, 'PX', ttl)
+  redis.call('SET', KEYS[2], holder, 'PX', math.max(1, redis.call('PTTL', KEYS[1])))
   return { 0, holder }
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -210,15 +209,15 @@ return { 1, waited }
 `,
   /**
    * KEYS: lease, waited, events, ended. ARGV: id, "1" when last, keepMs, then the events' JSON.
-   * Appends to a flight still known (its lease, its follower or its events), as the reference model
-   * does; the last one marks it ended, lets go of the lease, and keeps both for keepMs.
+   * Appends to a flight whose lease is held (or whose follower, registered for the lease's time,
+   * waits) and that has not ended, as the shard's steps do (shard-steps.ts); the last one marks it
+   * ended, lets go of the lease, and keeps both for keepMs.
    */
   tracefetchPublishFlight: `
+if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
 local holds = redis.call('GET', KEYS[1]) == ARGV[1]
 local waited = redis.call('GET', KEYS[2]) == ARGV[1]
-if not holds and not waited and redis.call('EXISTS', KEYS[3]) == 0 then
-  return 0
-end
+if not holds and not waited then return 0 end
 for i = 4, #ARGV do redis.call('RPUSH', KEYS[3], ARGV[i]) end
 local keep = tonumber(ARGV[3])
 if ARGV[2] == '1' then
@@ -248,9 +247,14 @@ end
 redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 return 0
 `,
-  /** KEYS: lease, … ARGV[1]: the id. Deletes the lease only while this id holds it. */
+  /**
+   * KEYS: lease, waited, events, ended. ARGV[1]: the id. While this id holds the lease, deletes the
+   * flight and all it kept, as the shard's steps do: its followers read `orphaned` and nothing else.
+   */
   tracefetchDropFlight: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 1 end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 return 1
 `,
   /**
@@ -258,10 +262,11 @@ return 1
    * "orphaned"), then the events' JSON from index `from`.
    */
   tracefetchReadFlight: `
-local out = redis.call('LRANGE', KEYS[3], ARGV[2], -1)
 local state = 'orphaned'
 if redis.call('EXISTS', KEYS[4]) == 1 then state = 'ended'
 elseif redis.call('GET', KEYS[1]) == ARGV[1] then state = 'running' end
+if state == 'orphaned' then return { state } end
+local out = redis.call('LRANGE', KEYS[3], ARGV[2], -1)
 table.insert(out, 1, state)
 return out
 `,

@@ -24,7 +24,8 @@ export type FlightProgress = {
   events: unknown[];
   /**
    * `ended`: the last event is among them, or was read before; `orphaned`: the lease lapsed or
-   * was dropped without an end, so a follower may lead; `running`: more may come.
+   * was dropped without an end, so a follower may lead (it reads no events then: it runs the
+   * search itself); `running`: more may come.
    */
   state: "running" | "ended" | "orphaned";
 };

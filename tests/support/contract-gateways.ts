@@ -35,7 +35,7 @@ import { nodePorts } from "../../src/runtime/node-fetch.ts";
 import { GuardedState } from "../../src/state/guarded-state.ts";
 import { ADMIN_SCOPE, METRICS_SCOPE } from "../../src/core/caller.ts";
 import { PrometheusMetrics } from "../../src/observe/prometheus-metrics.ts";
-import { MemoryStore } from "./memory-store.ts";
+import { MemoryStore } from "../../src/state/memory-store.ts";
 import {
   type AnswerCache,
   type CacheLookup,

@@ -11,7 +11,7 @@ import { createLocalJWKSet, jwtVerify } from "jose";
 import { startWorker } from "./miniflare.ts";
 import { ISSUER, signingJwk, startSite } from "../support/evidence-gateway.ts";
 import { RECEIPT_TYP } from "../../src/protocol/mod.ts";
-import { sha256Hex } from "../../src/state/digests.ts";
+import { sha256Hex } from "../../src/io/digests.ts";
 
 describe("fetch and verify in workerd", () => {
   let mf: Miniflare;

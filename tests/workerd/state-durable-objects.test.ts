@@ -117,7 +117,7 @@ const guard = (store: StateStore) =>
 
 /** The object a search identity's flight lives in, named as GuardedState and DurableStore name it. */
 const flightObject = (identity: string) =>
-  `flight:${createHmac("sha256", SECRET).update(identity).digest("hex")}`;
+  `flight:${createHmac("sha256", SECRET).update(`flight\0${identity}`).digest("hex")}`;
 
 const unique = (what: string) => `${what}-${Math.random().toString(36).slice(2, 10)}`;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
