@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import type { RequestProblem } from "./search-request.ts";
-import { listOf } from "./search-request.ts";
+import { listOf, unreadableJson } from "./search-request.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
@@ -125,24 +125,7 @@ function readFields(
   source: string,
 ): { ok: true; value: Record<string, unknown> } | { ok: false; problem: RequestProblem } {
   const read = readJsonObject(text);
-  if (!read.ok) {
-    switch (read.problem) {
-      case "not_json":
-        return refused("invalid_json", `${source} is not valid JSON`);
-      case "not_object":
-        return refused("invalid_json", `${source} must be one JSON object`);
-      case "lone_surrogate":
-        return refused(
-          "invalid_utf8",
-          `${source} holds a lone UTF-16 surrogate escape (a \\ud800-\\udfff with no partner), which is not valid UTF-8 text`,
-        );
-      case "repeated_key":
-        return refused(
-          "invalid_json",
-          `the key "${read.key}" appears more than once in one object of ${source}`,
-        );
-    }
-  }
+  if (!read.ok) return { ok: false, problem: unreadableJson(read, source) };
   const unknown = read.keys.find((key) => !fields.includes(key));
   if (unknown !== undefined) {
     return refused("unknown_field", unknownFieldMessage(unknown, fields, what), unknown);

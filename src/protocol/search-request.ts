@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { EnvelopeCode } from "./codes.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
-import { readJsonObject } from "./strict-json.ts";
+import { type JsonObjectRead, readJsonObject } from "./strict-json.ts";
 import {
   checkFilters,
   FILTER_FIELDS,
@@ -149,24 +149,7 @@ export function parseSearchRequest(input: unknown): ParsedSearchRequest {
  */
 export function parseSearchRequestText(text: string, source = "the body"): ParsedSearchRequest {
   const read = readJsonObject(text);
-  if (!read.ok) {
-    switch (read.problem) {
-      case "not_json":
-        return refused("invalid_json", `${source} is not valid JSON`);
-      case "not_object":
-        return refused("invalid_json", `${source} must be one JSON object`);
-      case "lone_surrogate":
-        return refused(
-          "invalid_utf8",
-          `${source} holds a lone UTF-16 surrogate escape (a \\ud800-\\udfff with no partner), which is not valid UTF-8 text`,
-        );
-      case "repeated_key":
-        return refused(
-          "invalid_json",
-          `the key "${read.key}" appears more than once in one object of ${source}`,
-        );
-    }
-  }
+  if (!read.ok) return { ok: false, problem: unreadableJson(read, source) };
   const unknown = read.keys.find((key) => !SEARCH_REQUEST_FIELDS.includes(key));
   if (unknown !== undefined) {
     return refused("unknown_field", unknownFieldMessage(unknown), unknown);
@@ -214,6 +197,33 @@ export function listOf(names: readonly string[]): string {
   return names.length < 2
     ? names.join("")
     : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+/**
+ * Why request text is not one strict JSON object, as the refusal it gets: the same words for every
+ * request read this way (a search, a fetch, a verify). `source` names the text.
+ */
+export function unreadableJson(
+  read: Extract<JsonObjectRead, { ok: false }>,
+  source: string,
+): RequestProblem {
+  switch (read.problem) {
+    case "not_json":
+      return { code: "invalid_json", message: `${source} is not valid JSON` };
+    case "not_object":
+      return { code: "invalid_json", message: `${source} must be one JSON object` };
+    case "lone_surrogate":
+      return {
+        code: "invalid_utf8",
+        message:
+          `${source} holds a lone UTF-16 surrogate escape (a \\ud800-\\udfff with no partner), which is not valid UTF-8 text`,
+      };
+    case "repeated_key":
+      return {
+        code: "invalid_json",
+        message: `the key "${read.key}" appears more than once in one object of ${source}`,
+      };
+  }
 }
 
 function refused(code: EnvelopeCode, message: string, field?: string): ParsedSearchRequest {
