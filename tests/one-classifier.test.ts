@@ -44,6 +44,10 @@ const ALLOWED: Record<string, string> = {
     "a fetched page's retryability",
   // RFC 9309 section 2.3.1.3: a robots.txt answering 4xx means no rules, not a failure.
   "src/evidence/robots-check.ts: if (status >= 400 && status < 500) {": "robots.txt's 4xx",
+  // OpenTelemetry's HTTP server span conventions: a 5xx answer sets `error.type`; a span attribute,
+  // never an outcome's code.
+  "src/observe/otel-tracing.ts: if (status >= 500) span.setAttribute(ATTR_ERROR_TYPE, String(status));":
+    "a server span's error.type",
   // MCP Streamable HTTP: a 404 to a request carrying a session id means the session is gone, and
   // the client opens another; it is never a search's outcome.
   "src/transport/mcp-rpc.ts: if (answer.status === 404 && send.session?.id != null) {":
