@@ -260,8 +260,9 @@ describe("mining", () => {
     const onDemand = modules.filter((m) => m.loaded === "on_demand").flatMap((m) => m.inputs);
     for (
       const file of [
-        ...["recorder", "build-trace", "trace-hmac", "queue-sink"]
+        ...["recorder", "build-trace", "queue-sink"]
           .map((name) => `src/gateway/mining/${name}.ts`),
+        "src/core/trace-hmac.ts",
         "src/transport/webhook-sink.ts",
       ]
     ) {

@@ -19,7 +19,7 @@ import { listen } from "../runtime/node-listen.ts";
 import type { Trace } from "../protocol/trace-schema.ts";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
-import { type TraceHasher, traceHasher } from "../gateway/mining/trace-hmac.ts";
+import { type TraceHasher, traceHasher } from "../core/trace-hmac.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { LOCAL_ANONYMOUS, LOCAL_CLIENT, LOCAL_OPERATOR, localGateway } from "./local-search.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";

@@ -10,7 +10,7 @@ import { TRACE_VERSION } from "../../protocol/trace-version.ts";
 import type { CompletedSearch } from "../../protocol/envelope-schema.ts";
 import type { Caller } from "../../core/caller.ts";
 import type { TraceEntry } from "../../protocol/trace-sink.ts";
-import type { TraceHasher } from "./trace-hmac.ts";
+import type { TraceHasher } from "../../core/trace-hmac.ts";
 
 /** A search that was answered, as the recorder receives it once the answer is on its way. */
 export type TraceInput = {

@@ -17,7 +17,7 @@ import { buildTrace, type TraceInput } from "./build-trace.ts";
 import { buildFetchTrace, type FetchTraceInput } from "./build-fetch-trace.ts";
 import type { MiningConfig } from "../../config/mining-config.ts";
 import { SinkError, type TraceEntry, type TraceSink } from "../../protocol/trace-sink.ts";
-import { type TraceHasher, traceHasher } from "./trace-hmac.ts";
+import { type TraceHasher, traceHasher } from "../../core/trace-hmac.ts";
 
 /** What the recorder reports: `/v1/status` shows all of it, a search's block the first two. */
 export type RecorderView = {

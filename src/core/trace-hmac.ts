@@ -3,7 +3,7 @@
  * TRACEFETCH_TRACE_SECRET: io/digests.ts labels the value with its purpose, so a query's HMAC never
  * equals a locator's.
  */
-import { keyedHmac } from "../../io/digests.ts";
+import { keyedHmac } from "../io/digests.ts";
 
 export type TraceLabel = "query" | "sub" | "locator";
 
