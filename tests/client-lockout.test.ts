@@ -107,7 +107,9 @@ describe(`no caller can lock others out, on ${isDeno ? "Deno" : "Node"}`, () => 
       readSettings({
         PORT: "0",
         TRACEFETCH_DESCRIBE_PROVIDERS: "off",
-        TRACEFETCH_BODY_TIMEOUT_MS: "3000",
+        // Longer than opening the 256 slow bodies takes on a loaded machine (it took over 3 s on
+        // two cores running three suites), so none of them times out before the refusals are read.
+        TRACEFETCH_BODY_TIMEOUT_MS: "10000",
       }),
       isDeno ? denoListen : nodeListen,
       isDeno ? {} : nodePorts(),
