@@ -73,14 +73,37 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function alternatingFailures(pair: Pair, failing: TestServer): Promise<number> {
   const before = searchesAt(failing);
+  let confirmations = 0;
   for (let i = 0; i < 10; i++) {
     const instance = i % 2 === 0 ? pair.a : pair.b;
-    const { status } = await envelope(instance, `/v1/search?q=alternating&providers=failing`);
+    const { status, body } = await envelope(
+      instance,
+      `/v1/search?q=alternating&providers=failing`,
+    );
     assert.ok(status === 200 || status === 502 || status === 503, `search ${i}: ${status}`);
-    // A moment for the background probe, as between two callers' searches.
-    await pause(50);
+    const attempts = (body.result?.candidates ?? []) as Array<{ message?: string }>;
+    if (attempts.some((a) => /probes it before suspending it/.test(a.message ?? ""))) {
+      confirmations++;
+      // The confirming probe runs beside the searches: a caller's search sent before its verdict
+      // still reaches the provider, by design. Callers a moment apart see the verdict, so this
+      // one waits for it as long as a loaded machine may need, not a fixed moment.
+      await untilSuspended(instance, "failing");
+    } else await pause(50);
   }
+  assert.equal(confirmations, 1, "one search's failure claimed the confirming probe");
   return searchesAt(failing) - before;
+}
+
+/** Waits until `/v1/status` shows the provider suspended, at most PROBE_WAIT_MS. */
+async function untilSuspended(instance: Instance, provider: string): Promise<void> {
+  const deadline = Date.now() + PROBE_WAIT_MS;
+  while (Date.now() < deadline) {
+    const { body } = await envelope(instance, "/v1/status");
+    const states = body.result.providers as Array<{ name: string; state: string }>;
+    if (states.find((p) => p.name === provider)?.state === "suspended") return;
+    await pause(20);
+  }
+  assert.fail(`the confirming probe of ${provider} had no verdict within ${PROBE_WAIT_MS} ms`);
 }
 
 /**
