@@ -50,7 +50,9 @@ const FETCH_ABOUT = "Fetches one http(s) page under the manifest's fetch policy 
   "network unless opened, every redirect and resolved address checked, robots.txt honoured) " +
   "and answers its main content as markdown or text, with anchors, links, the SHA-256 of the " +
   "body and of the text, and a receipt the gateway signs (a compact JWS, checkable with " +
-  "/.well-known/jwks.json). Admitted as a search is; a cached page says `cached` and `age_ms`.";
+  "/.well-known/jwks.json). Admitted as a search is; a cached page says `cached` and `age_ms`. " +
+  "With `query`, `evidence.passages` holds the paragraphs that answer it best (`max_passages`, " +
+  "default 3), ranked as the corpus engine ranks documents.";
 
 /** A fetch's refusals once read: its policy, the page, and its admission as a search. */
 const FETCH: EnvelopeCode[] = [
@@ -89,6 +91,10 @@ const FETCH_PARAMETERS: Fragment[] = [
   queryParam("include_raw", "`true`: add the body as received, base64.", {
     type: "string",
     enum: ["true", "false"],
+  }),
+  queryParam("query", "Adds `evidence.passages`, ranked against this query.", { type: "string" }),
+  queryParam("max_passages", "Passages answered at most (1 to 10, default 3; needs `query`).", {
+    type: "string",
   }),
 ];
 

@@ -2,7 +2,8 @@
  * `POST /v1/fetch`, `GET /v1/fetch?url=...` and `POST /v1/verify` (docs/envelope.md, "Fetching a
  * page"): the HTTP side of evidence. A fetch is admitted as a search is (caller limits, an
  * in-flight slot), looked up in the answer cache, fetched by src/evidence under the manifest's
- * policy, signed into a receipt when the gateway holds a key, and kept in the cache. Loaded with
+ * policy, signed into a receipt when the gateway holds a key, and kept in the cache; the passages
+ * for a query are made from the text at answer time, never cached with it. Loaded with
  * the first fetch or verify: on Workers a module of its own that searches never load.
  *
  * Invariants:
@@ -14,7 +15,12 @@
 import * as v from "valibot";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { FetchAsk, VerifyAsk } from "../protocol/fetch-request.ts";
-import { type Anchor, type FetchResult, FetchResultSchema } from "../protocol/evidence-schema.ts";
+import {
+  type Anchor,
+  evidenceText,
+  type FetchResult,
+  FetchResultSchema,
+} from "../protocol/evidence-schema.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import { signReceipt } from "../auth/fetch-receipt.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
@@ -31,6 +37,7 @@ import {
   type RobotsCache,
 } from "../evidence/mod.ts";
 import { anchorsOf, headingsOf } from "../evidence/page-anchors.ts";
+import { passagesOf } from "../evidence/page-passages.ts";
 import { verifyEvidence } from "../evidence/verify-evidence.ts";
 
 // The readers of the routes' requests load with this module, not with every search.
@@ -119,7 +126,10 @@ export async function answerFetch(
     const hit = await fetching.pages.lookup(request);
     const cached = hit === null ? null : storedResult(hit.text);
     if (hit !== null && cached !== null) {
-      const result = { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) };
+      const result = withPassages(
+        { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) },
+        request,
+      );
       return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
     }
     const outcome = await fetchEvidence(request, policy, {
@@ -132,9 +142,11 @@ export async function answerFetch(
     });
     switch (outcome.outcome) {
       case "fetched": {
-        const result = await resultOf(state, request, outcome.evidence, outcome.body);
-        const text = JSON.stringify(result);
+        const made = await resultOf(state, request, outcome.evidence, outcome.body);
+        // Kept without passages: a later fetch of the page may ask another query.
+        const text = JSON.stringify(made);
         call.later(() => fetching.pages.store(request, outcome.evidence.final_url, text));
+        const result = withPassages(made, request);
         return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
       }
       case "refused":
@@ -184,6 +196,14 @@ async function resultOf(
   const result: FetchResult = { evidence, receipt, cached: false, warnings };
   if (request.include_raw) result.raw_base64 = base64Of(raw);
   return result;
+}
+
+/** The result with the passages of its text for the request's query, when it has one. */
+function withPassages(result: FetchResult, request: FetchAsk): FetchResult {
+  if (request.query === undefined) return result;
+  const { evidence } = result;
+  const passages = passagesOf(evidenceText(evidence), request.query, request.max_passages);
+  return { ...result, evidence: { ...evidence, passages } };
 }
 
 function base64Of(bytes: Uint8Array): string {

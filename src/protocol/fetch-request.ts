@@ -11,7 +11,7 @@ import { listOf, unreadableJson } from "./search-request.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
-import { MAX_AGE_SECONDS } from "./limits.ts";
+import { MAX_AGE_SECONDS, MAX_QUERY_CHARS } from "./limits.ts";
 import { FETCH_FORMATS, type FetchFormat } from "./codes.ts";
 import {
   DEFAULT_FETCH_CHARS,
@@ -21,6 +21,8 @@ import {
   MAX_FETCH_URL_CHARS,
 } from "./fetch-limits.ts";
 import {
+  DEFAULT_PASSAGES,
+  MAX_PASSAGES,
   MAX_QUOTE_CHARS,
   MAX_RECEIPT_CHARS,
   MAX_VERIFY_MARKDOWN_CHARS,
@@ -46,6 +48,10 @@ export const FetchRequestSchema = v.strictObject({
    * so that a bundle can keep the bytes `source_sha256` covers (`tracefetch fetch --out`).
    */
   include_raw: v.optional(v.boolean()),
+  /** Adds `evidence.passages`: the paragraphs of the text that answer it best, ranked. */
+  query: v.optional(v.pipe(v.string(), v.regex(/\S/), v.maxLength(MAX_QUERY_CHARS))),
+  /** Passages answered at most, with a `query` (default DEFAULT_PASSAGES). */
+  max_passages: v.optional(v.pipe(Int, v.minValue(1), v.maxValue(MAX_PASSAGES))),
 });
 
 export type FetchAsk = {
@@ -56,6 +62,10 @@ export type FetchAsk = {
   include_raw: boolean;
   /** Present only when given: absent, any page the cache still holds will do. */
   max_age_seconds?: number;
+  /** Present only when given: the passages are ranked against it. */
+  query?: string;
+  /** Passages answered at most; read only with a query. */
+  max_passages: number;
 };
 
 export const VerifyRequestSchema = v.strictObject({
@@ -87,6 +97,13 @@ export function parseFetchRequest(input: unknown): Parsed<FetchAsk> {
   const parsed = v.safeParse(FetchRequestSchema, input, { abortEarly: false });
   if (!parsed.success) return { ok: false, problem: problemOf(parsed.issues, input, "fetch") };
   const r = parsed.output;
+  if (r.max_passages !== undefined && r.query === undefined) {
+    return refused(
+      "invalid_field",
+      "max_passages needs a query to rank passages by",
+      "max_passages",
+    );
+  }
   return {
     ok: true,
     request: {
@@ -96,6 +113,8 @@ export function parseFetchRequest(input: unknown): Parsed<FetchAsk> {
       timeout_ms: r.timeout_ms ?? DEFAULT_FETCH_TIMEOUT_MS,
       include_raw: r.include_raw ?? false,
       ...(r.max_age_seconds === undefined ? {} : { max_age_seconds: r.max_age_seconds }),
+      ...(r.query === undefined ? {} : { query: r.query }),
+      max_passages: r.max_passages ?? DEFAULT_PASSAGES,
     },
   };
 }
@@ -225,6 +244,17 @@ function classify(
   }
   if (field === "quote" && issue.type === "regex") {
     return { rank: 3, code: "invalid_field", field, message: "quote is blank" };
+  }
+  if (field === "query" && issue.type === "regex") {
+    return { rank: 3, code: "invalid_field", field, message: "query is blank" };
+  }
+  if (field === "max_passages" && numeric) {
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message: `max_passages must be an integer from 1 to ${MAX_PASSAGES}`,
+    };
   }
   const what2 = field === "" ? "request" : `"${field}"`;
   return { rank: 3, code: "invalid_field", field, message: `${what2}: ${issue.message}` };
