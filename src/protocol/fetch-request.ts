@@ -20,6 +20,7 @@ import {
   MAX_FETCH_TIMEOUT_MS,
   MAX_FETCH_URL_CHARS,
 } from "./fetch-limits.ts";
+import { MAX_CRAWL_DEPTH, MAX_CRAWL_PAGES } from "./crawl-limits.ts";
 import {
   DEFAULT_PASSAGES,
   MAX_PASSAGES,
@@ -95,7 +96,9 @@ export const VERIFY_REQUEST_FIELDS: readonly string[] = Object.keys(VerifyReques
 /** Validates a decoded JSON value (a body, or the GET form's parameters) as a fetch request. */
 export function parseFetchRequest(input: unknown): Parsed<FetchAsk> {
   const parsed = v.safeParse(FetchRequestSchema, input, { abortEarly: false });
-  if (!parsed.success) return { ok: false, problem: problemOf(parsed.issues, input, "fetch") };
+  if (!parsed.success) {
+    return { ok: false, problem: problemOf(parsed.issues, input, "fetch", FETCH_REQUEST_FIELDS) };
+  }
   const r = parsed.output;
   if (r.max_passages !== undefined && r.query === undefined) {
     return refused(
@@ -131,16 +134,23 @@ export function parseVerifyRequestText(text: string, source = "the body"): Parse
   if (!read.ok) return read;
   const parsed = v.safeParse(VerifyRequestSchema, read.value, { abortEarly: false });
   if (!parsed.success) {
-    return { ok: false, problem: problemOf(parsed.issues, read.value, "verify") };
+    return {
+      ok: false,
+      problem: problemOf(parsed.issues, read.value, "verify", VERIFY_REQUEST_FIELDS),
+    };
   }
   const { receipt, markdown, quote } = parsed.output;
   return { ok: true, request: { receipt: receipt ?? null, markdown, quote: quote ?? null } };
 }
 
-function readFields(
+/** What a request of the evidence routes is, for its messages. */
+export type EvidenceAsk = "fetch" | "verify" | "crawl";
+
+/** A request's JSON text as an object whose keys are all known and none repeated. */
+export function readFields(
   text: string,
   fields: readonly string[],
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
   source: string,
 ): { ok: true; value: Record<string, unknown> } | { ok: false; problem: RequestProblem } {
   const read = readJsonObject(text);
@@ -159,7 +169,7 @@ function readFields(
 export function unknownFieldMessage(
   field: string,
   fields: readonly string[],
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
 ): string {
   const hint = didYouMean(field, fields);
   return `unknown field "${field}"${hint === null ? "" : ` (${hint})`}; a ${what} request has ${
@@ -168,15 +178,15 @@ export function unknownFieldMessage(
 }
 
 /** The most specific problem first: unknown fields, then nulls, then missing, then values. */
-function problemOf(
+export function problemOf(
   issues: v.BaseIssue<unknown>[],
   input: unknown,
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
+  fields: readonly string[],
 ): RequestProblem {
   if (!isRecord(input)) {
     return { code: "invalid_json", message: "the body must be one JSON object" };
   }
-  const fields = what === "fetch" ? FETCH_REQUEST_FIELDS : VERIFY_REQUEST_FIELDS;
   const ranked = issues.map((issue) => classify(issue, fields, what));
   ranked.sort((a, b) => a.rank - b.rank);
   const { rank: _rank, ...problem } = ranked[0] ?? {
@@ -190,7 +200,7 @@ function problemOf(
 function classify(
   issue: v.BaseIssue<unknown>,
   fields: readonly string[],
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
 ): RequestProblem & { rank: number } {
   const field = v.getDotPath(issue) ?? "";
   if (issue.type === "strict_object" && issue.received === "undefined") {
@@ -248,6 +258,15 @@ function classify(
   if (field === "query" && issue.type === "regex") {
     return { rank: 3, code: "invalid_field", field, message: "query is blank" };
   }
+  const range = INTEGER_RANGES[field];
+  if (range !== undefined && numeric) {
+    return {
+      rank: 3,
+      code: "invalid_field",
+      field,
+      message: `${field} must be an integer from ${range[0]} to ${range[1]}`,
+    };
+  }
   if (field === "max_passages" && numeric) {
     return {
       rank: 3,
@@ -259,6 +278,12 @@ function classify(
   const what2 = field === "" ? "request" : `"${field}"`;
   return { rank: 3, code: "invalid_field", field, message: `${what2}: ${issue.message}` };
 }
+
+/** The integer fields of the crawl request and their bounds, for their messages. */
+const INTEGER_RANGES: Readonly<Record<string, readonly [number, number]>> = {
+  max_pages: [1, MAX_CRAWL_PAGES],
+  max_depth: [0, MAX_CRAWL_DEPTH],
+};
 
 function refused(
   code: RequestProblem["code"],
