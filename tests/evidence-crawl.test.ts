@@ -15,6 +15,7 @@ import { evidenceGateway } from "./support/evidence-gateway.ts";
 import { listen, type Listener } from "./support/fetch-fixture.ts";
 import { assertEnvelope } from "./support/gateway.ts";
 import { type Arrived, collect, frames, parse } from "./support/streams.ts";
+import { runCli, runJson, tempConfig } from "./support/cli.ts";
 
 /** Pages of the site: `/` and /p/1 to /p/29. */
 const PAGES = 30;
@@ -248,6 +249,39 @@ describe("POST /v1/crawl over a loopback site of 30 pages", () => {
       const res = await crawl(served, body);
       const envelope = assertEnvelope(await res.json());
       assert.deepEqual([res.status, envelope.command, envelope.code], [status, "crawl", code]);
+    }
+  });
+});
+
+describe("tracefetch crawl", () => {
+  it("prints a line per page, then the counts; --json answers one envelope with them", async () => {
+    const site = await startCrawlSite(0);
+    const gw = await evidenceGateway();
+    const served = await listenGateway(gw.app.fetch);
+    const temp = await tempConfig();
+    try {
+      const gateway = `http://127.0.0.1:${served.port}`;
+      const args = ["crawl", `${site.base}/`, "--max-pages", "3", "--gateway", gateway];
+      const run = await runCli(args, { config: temp.dir });
+      assert.equal(run.code, 0, run.stderr);
+      const lines = run.stdout.trim().split("\n");
+      assert.deepEqual(lines.slice(0, 3).map((l) => l.split("  ")[0]), [
+        `[0] ${site.base}/`,
+        `[1] ${site.base}/p/1`,
+        `[1] ${site.base}/p/2`,
+      ]);
+      assert.match(
+        lines[3] ?? "",
+        /^3 page\(s\), ended max_pages; skipped: 0 robots, 1 other origin, 1 type/,
+      );
+      const { envelope } = await runJson([...args, "--max-depth", "0"], { config: temp.dir });
+      assert.deepEqual([envelope.command, envelope.code], ["crawl", "ok"]);
+      assert.deepEqual([envelope.result.pages, envelope.result.ended], [1, "complete"]);
+    } finally {
+      await temp.remove();
+      await served.close();
+      await gw.close();
+      await site.close();
     }
   });
 });

@@ -57,6 +57,13 @@ export const CrawlCountsSchema = v.strictObject({
 });
 export type CrawlCounts = v.InferOutput<typeof CrawlCountsSchema>;
 
+/** `tracefetch crawl`'s envelope: how the crawl ended and its counts (its `done` event, read). */
+export const CrawlResultSchema = v.strictObject({
+  ended: v.picklist(CRAWL_ENDINGS),
+  ...CrawlCountsSchema.entries,
+});
+export type CrawlResult = v.InferOutput<typeof CrawlResultSchema>;
+
 export const CrawlEventSchema = v.variant("event", [
   v.strictObject({
     event: v.literal("page"),
