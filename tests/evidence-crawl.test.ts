@@ -139,8 +139,17 @@ describe("POST /v1/crawl over a loopback site of 30 pages", () => {
       assert.ok(!site.pages.some((p) => p.path === "/chart.png"), "an image was asked");
       assert.ok(site.maxInFlight() <= 2, `${site.maxInFlight()} requests at once`);
       assert.ok(site.maxInFlight() === 2, "the crawl never used its two requests");
-      // Breadth first: the first page, its five children, then their children.
-      assert.deepEqual(pages.slice(0, 6).map((p) => p.depth), [0, 1, 1, 1, 1, 1]);
+      // Asked breadth first: the first page, its five children, then their children.
+      assert.deepEqual(site.pages.slice(0, 7).map((p) => p.path), [
+        "/",
+        "/p/1",
+        "/p/2",
+        "/p/3",
+        "/p/4",
+        "/p/5",
+        "/p/6",
+      ]);
+      assert.deepEqual(pages.map((p) => p.depth).sort(), [0, 1, 1, 1, 1, 1, 2, 2, 2, 2]);
       const skipped = events.filter((e) => e.event === "skipped");
       const reasons = (reason: string) => skipped.filter((e) => e.reason === reason);
       assert.deepEqual(reasons("other_origin").map((e) => e.url), [
@@ -253,6 +262,34 @@ describe("POST /v1/crawl over a loopback site of 30 pages", () => {
   });
 });
 
+describe("POST /v1/crawl under caller_limits", () => {
+  it("each page counts as a fetch: past the limit the crawl ends refused, and the next one is a 429 before any stream", async () => {
+    const site = await startCrawlSite(0);
+    const gw = await evidenceGateway({ extra: { caller_limits: { searches_per_minute: 3 } } });
+    const served = await listenGateway(gw.app.fetch);
+    try {
+      const res = await crawl(served, { url: `${site.base}/`, max_pages: 10 });
+      const events = checked(await collect(res.body!, "ndjson"));
+      assert.equal(events.filter((e) => e.event === "page").length, 3);
+      assert.equal(site.pages.length, 3);
+      const done = events.at(-1)!;
+      assert.deepEqual([done.event, done.ended, done.code], ["done", "refused", "rate_limited"]);
+      const again = await crawl(served, { url: `${site.base}/` });
+      const envelope = assertEnvelope(await again.json());
+      assert.deepEqual([again.status, envelope.command, envelope.code], [
+        429,
+        "crawl",
+        "rate_limited",
+      ]);
+      assert.equal(site.pages.length, 3);
+    } finally {
+      await served.close();
+      await gw.close();
+      await site.close();
+    }
+  });
+});
+
 describe("tracefetch crawl", () => {
   it("prints a line per page, then the counts; --json answers one envelope with them", async () => {
     const site = await startCrawlSite(0);
@@ -265,7 +302,8 @@ describe("tracefetch crawl", () => {
       const run = await runCli(args, { config: temp.dir });
       assert.equal(run.code, 0, run.stderr);
       const lines = run.stdout.trim().split("\n");
-      assert.deepEqual(lines.slice(0, 3).map((l) => l.split("  ")[0]), [
+      // Two pages are fetched at once, so the two at depth 1 may arrive in either order.
+      assert.deepEqual(lines.slice(0, 3).map((l) => l.split("  ")[0]).sort(), [
         `[0] ${site.base}/`,
         `[1] ${site.base}/p/1`,
         `[1] ${site.base}/p/2`,
