@@ -16,6 +16,7 @@ import { listen, type Listener } from "./support/fetch-fixture.ts";
 import { assertEnvelope } from "./support/gateway.ts";
 import { type Arrived, collect, frames, parse } from "./support/streams.ts";
 import { runCli, runJson, tempConfig } from "./support/cli.ts";
+import { PrometheusMetrics } from "../src/observe/prometheus-metrics.ts";
 
 /** Pages of the site: `/` and /p/1 to /p/29. */
 const PAGES = 30;
@@ -282,6 +283,27 @@ describe("POST /v1/crawl under caller_limits", () => {
         "rate_limited",
       ]);
       assert.equal(site.pages.length, 3);
+    } finally {
+      await served.close();
+      await gw.close();
+      await site.close();
+    }
+  });
+});
+
+describe("POST /v1/crawl in the metrics", () => {
+  it("counts each crawl by how it ended, and the pages it answered", async () => {
+    const site = await startCrawlSite(0);
+    const gw = await evidenceGateway({
+      ports: { telemetry: { metrics: new PrometheusMetrics(), tracing: null } },
+    });
+    const served = await listenGateway(gw.app.fetch);
+    try {
+      const res = await crawl(served, { url: `${site.base}/`, max_pages: 2 });
+      await collect(res.body!, "ndjson");
+      const text = await (await fetch(`http://127.0.0.1:${served.port}/metrics`)).text();
+      assert.match(text, /^tracefetch_crawls_total\{ended="max_pages"\} 1$/m);
+      assert.match(text, /^tracefetch_crawl_pages_total 2$/m);
     } finally {
       await served.close();
       await gw.close();

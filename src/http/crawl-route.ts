@@ -117,6 +117,7 @@ export async function answerCrawl(
         },
         signal,
       );
+      state.config.telemetry.metrics?.crawled(left.aborted ? "cancelled" : end.ended, end.pages);
       if (left.aborted) return;
       send({ event: "done", request_id: requestId, ...end });
     } finally {
