@@ -17,6 +17,7 @@ import { assertEnvelope } from "./support/gateway.ts";
 import { type Arrived, collect, frames, parse } from "./support/streams.ts";
 import { runCli, runJson, tempConfig } from "./support/cli.ts";
 import { PrometheusMetrics } from "../src/observe/prometheus-metrics.ts";
+import { OriginGates } from "../src/evidence/origin-gates.ts";
 
 /** Pages of the site: `/` and /p/1 to /p/29. */
 const PAGES = 30;
@@ -169,6 +170,24 @@ describe("POST /v1/crawl over a loopback site of 30 pages", () => {
     }
   });
 
+  it("two crawls of one site at once share its two places", async () => {
+    const site = await startCrawlSite();
+    try {
+      // Disjoint parts of the site, so that neither finds its pages in the other's cache.
+      const [a, b] = await Promise.all(
+        ["/p/1", "/p/2"].map(async (path) => {
+          const res = await crawl(served, { url: `${site.base}${path}`, max_depth: 1 });
+          return checked(await collect(res.body!, "ndjson")).filter((e) => e.event === "page");
+        }),
+      );
+      assert.deepEqual([a?.length, b?.length], [6, 6]);
+      assert.equal(site.pages.length, 12);
+      assert.ok(site.maxInFlight() <= 2, `${site.maxInFlight()} requests at once`);
+    } finally {
+      await site.close();
+    }
+  });
+
   it("max_depth 0 fetches the first page alone; deeper links are skipped as max_depth; SSE on Accept: text/event-stream", async () => {
     const site = await startCrawlSite(0);
     try {
@@ -288,6 +307,32 @@ describe("POST /v1/crawl under caller_limits", () => {
       await gw.close();
       await site.close();
     }
+  });
+});
+
+describe("OriginGates", () => {
+  it("two places per origin; a waiter that aborts leaves, and an origin no one uses is forgotten", async () => {
+    const gates = new OriginGates();
+    const never = new AbortController().signal;
+    const one = await gates.acquire("http://a.test", never);
+    const two = await gates.acquire("http://a.test", never);
+    const other = await gates.acquire("http://b.test", never);
+    const leaving = new AbortController();
+    const waiting = gates.acquire("http://a.test", leaving.signal);
+    leaving.abort();
+    await assert.rejects(waiting);
+    let third = false;
+    const next = gates.acquire("http://a.test", never).then((release) => {
+      third = true;
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(third, false, "a third place while two are held");
+    one();
+    (await next)();
+    two();
+    other();
+    assert.equal(gates.size, 0);
   });
 });
 

@@ -8,9 +8,10 @@
  * - Only the first page's origin is asked (the origin its redirects led to, when they did); every
  *   other URL is a `skipped` event, never a request.
  * - robots.txt is asked before each page; a page it disallows is never requested.
- * - At most MAX_CRAWL_IN_FLIGHT pages of the origin are in flight, and two requests start at least
- *   the site's Crawl-delay apart (DEFAULT_CRAWL_DELAY_MS when it names none, at most
- *   MAX_CRAWL_DELAY_MS).
+ * - At most MAX_CRAWL_IN_FLIGHT pages of the origin are in flight (the route's visit also shares
+ *   those places with the instance's other crawls of the origin), and two requests of the crawl
+ *   start at least the site's Crawl-delay apart (DEFAULT_CRAWL_DELAY_MS when it names none, at
+ *   most MAX_CRAWL_DELAY_MS).
  * - At most `max_pages` pages are requested; once the signal aborts, no page is started and every
  *   wait ends.
  */

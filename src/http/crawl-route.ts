@@ -12,6 +12,8 @@
  *   page is started after.
  * - Each page takes an in-flight slot and counts against its caller's limits, and gives the slot
  *   back however its fetch ends.
+ * - An instance's crawls have at most MAX_CRAWL_IN_FLIGHT requests in flight to one origin, all
+ *   crawls together (origin-gates.ts).
  */
 import type { Context } from "hono";
 import type { CrawlAsk } from "../protocol/crawl-request.ts";
@@ -28,6 +30,8 @@ import { fetchUserAgent } from "../evidence/fetch-user-agent.ts";
 import { judgeUrl } from "../evidence/judge-url.ts";
 import { robotsVerdict } from "../evidence/robots-check.ts";
 import { crawlSite, type PageVisit } from "../evidence/crawl-site.ts";
+import { OriginGates } from "../evidence/origin-gates.ts";
+import type { Release } from "../io/gate.ts";
 import type { GatewayEnv } from "./caller-middleware.ts";
 import { type EvidencePorts, fetchAdmitted, fetchReady } from "./fetch-route.ts";
 import { eventStream, type StreamFormat } from "./search-stream.ts";
@@ -42,6 +46,9 @@ export type CrawlCall = CallerAsk & {
   signal: AbortSignal;
   later: (work: () => Promise<void>) => void;
 };
+
+/** Each instance's places per origin, shared by its crawls: two crawls of one site share two. */
+const gates = new WeakMap<GatewayState, OriginGates>();
 
 /** Answers a crawl: a refusal as an envelope, or the stream of its events. */
 export async function answerCrawl(
@@ -65,10 +72,25 @@ export async function answerCrawl(
   if (!first.ok) return envelopeResponse({ ...first.envelope, command: "crawl" });
   let firstAdmission: FetchAdmission | null = first;
   const userAgent = fetchUserAgent(VERSION);
+  const places = gatesOf(state);
 
   return eventStream(c, call.format, requestId, state.config.heartbeatMs, async (send, left) => {
     const signal = AbortSignal.any([left, AbortSignal.timeout(MAX_CRAWL_DURATION_MS)]);
     const visit = async (url: string, pageSignal: AbortSignal): Promise<PageVisit> => {
+      // Another crawl of the origin may hold its places: wait for one before taking a slot.
+      let place: Release;
+      try {
+        place = await places.acquire(new URL(url).origin, pageSignal);
+      } catch {
+        return { kind: "failed", code: "fetch_failed", message: "the crawl was stopped" };
+      }
+      try {
+        return await visitWithPlace(url, pageSignal);
+      } finally {
+        place();
+      }
+    };
+    const visitWithPlace = async (url: string, pageSignal: AbortSignal): Promise<PageVisit> => {
       let admission = firstAdmission;
       firstAdmission = null;
       if (admission === null) {
@@ -125,6 +147,15 @@ export async function answerCrawl(
       if (firstAdmission?.ok) firstAdmission.release();
     }
   });
+}
+
+function gatesOf(state: GatewayState): OriginGates {
+  let kept = gates.get(state);
+  if (kept === undefined) {
+    kept = new OriginGates();
+    gates.set(state, kept);
+  }
+  return kept;
 }
 
 /** A page of the crawl as a fetch request: a fetch's defaults, the crawl's query. */
