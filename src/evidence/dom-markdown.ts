@@ -1,0 +1,81 @@
+/// <reference lib="dom" />
+/**
+ * Markdown of a main-content element through turndown, handed the parsed node (its browser build
+ * cannot parse a string on Workers, which have no `document`): ATX headings, fenced code, `-`
+ * bullets, and data tables as GFM pipe tables. A layout table (nested tables, or one column) is
+ * read as its cells' blocks instead: a pipe table of one column says nothing a paragraph does not.
+ */
+import TurndownService from "turndown";
+
+/** Cells of a GFM table row, pipes inside escaped, line breaks made spaces. */
+function cell(content: string): string {
+  return content.replace(/\s*\n+\s*/g, " ").replace(/\|/g, "\\|").trim();
+}
+
+function rowsOf(table: Element): Element[] {
+  return [...table.querySelectorAll("tr")].filter((row) => row.closest("table") === table);
+}
+
+/** A table of data: no table inside, and some row of at least two cells. */
+function dataTable(table: Element): boolean {
+  if (table.querySelector("table") !== null) return false;
+  return rowsOf(table).some((row) => row.querySelectorAll("td, th").length >= 2);
+}
+
+function insideDataTable(node: Node): boolean {
+  const table = (node as Element).closest?.("table");
+  return table !== null && table !== undefined && dataTable(table);
+}
+
+const BLOCKS = "p, div, h1, h2, h3, h4, h5, h6, ul, ol, li, table, blockquote, pre, section";
+
+let service: TurndownService | null = null;
+
+function turndown(): TurndownService {
+  if (service !== null) return service;
+  const made = new TurndownService({
+    headingStyle: "atx",
+    codeBlockStyle: "fenced",
+    bulletListMarker: "-",
+  });
+  made.addRule("tableCell", {
+    filter: (node) => (node.nodeName === "TD" || node.nodeName === "TH") && insideDataTable(node),
+    replacement: (content) => ` ${cell(content)} |`,
+  });
+  made.addRule("tableRow", {
+    filter: (node) => node.nodeName === "TR" && insideDataTable(node),
+    replacement: (content, node) => {
+      const row = node as Element;
+      const table = row.closest("table") as Element;
+      const rows = rowsOf(table);
+      const line = `|${content}`;
+      if (rows[0] !== row) return `\n${line}`;
+      const width = Math.max(...rows.map((r) => r.querySelectorAll("td, th").length));
+      const padded = line + " |".repeat(Math.max(0, width - row.querySelectorAll("td, th").length));
+      return `\n${padded}\n|${" --- |".repeat(width)}`;
+    },
+  });
+  made.addRule("tableSection", {
+    filter: (node) => ["THEAD", "TBODY", "TFOOT"].includes(node.nodeName) && insideDataTable(node),
+    replacement: (content) => content,
+  });
+  made.addRule("table", {
+    filter: (node) => node.nodeName === "TABLE" && dataTable(node as Element),
+    replacement: (content) => `\n\n${content.replace(/^\n+/, "")}\n\n`,
+  });
+  // A link around blocks (a teaser card) has no markdown form: its blocks are kept, unlinked.
+  made.addRule("blockLink", {
+    filter: (node) => node.nodeName === "A" && (node as Element).querySelector(BLOCKS) !== null,
+    replacement: (content) => `\n\n${content.trim()}\n\n`,
+  });
+  made.addRule("caption", {
+    filter: (node) => node.nodeName === "CAPTION",
+    replacement: (content) => `\n\n${content.trim()}\n\n`,
+  });
+  service = made;
+  return made;
+}
+
+export function domMarkdown(root: Element): string {
+  return turndown().turndown(root as HTMLElement).trim();
+}

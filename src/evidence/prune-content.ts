@@ -1,0 +1,134 @@
+/// <reference lib="dom" />
+/**
+ * Boilerplate inside a chosen main content, whichever candidate chose it: chrome by name, blocks
+ * that are mostly links (teaser lists, tag clouds, "read more" lines), short blocks the page repeats
+ * (a share bar under every paragraph, a menu printed twice), and the page's title repeated as its
+ * first heading (the answer's `title` carries it).
+ */
+import { dropChrome } from "./boilerplate.ts";
+import { linkShare, measure } from "./content-stats.ts";
+
+/**
+ * A block whose link text is more than this share of its text is a list of links, not prose. An
+ * article's paragraph with many citations stays well under it; a related list or a tag line is
+ * nearly all link.
+ */
+export const LINK_BLOCK_SHARE = 0.6;
+
+/**
+ * A block of fewer characters than this that the page repeats, and that holds a link, is chrome (a
+ * share bar, a "back to top", a menu); longer repeated text is a quoted passage, and repeated text
+ * without links is the article's own (the same subheading in each day of a plan), both kept.
+ */
+export const REPEATED_MAX_CHARS = 120;
+
+/** Elements that are blocks of text or lists of them, whose link share is judged. */
+const LINK_BLOCKS = new Set([
+  "P",
+  "DIV",
+  "SECTION",
+  "ARTICLE",
+  "UL",
+  "OL",
+  "DL",
+  "LI",
+  "TABLE",
+  "HEADER",
+  "H2",
+  "H3",
+  "H4",
+  "H5",
+  "H6",
+]);
+
+/** Elements whose repeated short text is chrome; table cells repeat by design ("yes", "-"). */
+const REPEAT_BLOCKS = new Set(["P", "DIV", "SECTION", "UL", "OL", "LI", "SPAN", "A", "HEADER"]);
+
+/**
+ * A short block holding a `<time>`, or opening with one of these words, is a dateline ("Updated
+ * 5:27 am"), not the article: the answer's fields carry when the page was read.
+ */
+export const DATELINE_MAX_CHARS = 100;
+const DATELINE =
+  /^(?:updated|published|posted|last updated|aktualisiert|veröffentlicht|publié|mis à jour|обновлено|опубликовано)\b/i;
+
+/** Labels of advertisement slots, in the languages of our test pages and the benchmark's. */
+const AD_LABELS = new Set([
+  "ad",
+  "advert",
+  "advertisement",
+  "anzeige",
+  "werbung",
+  "publicité",
+  "publicidad",
+  "pubblicità",
+  "реклама",
+  "广告",
+  "إعلان",
+  "sponsored",
+]);
+
+const normal = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
+
+/** Texts of short blocks seen more than once in `body`. */
+export function repeatedTexts(body: Element): Set<string> {
+  const seen = new Map<string, number>();
+  for (const element of body.querySelectorAll("*")) {
+    if (!REPEAT_BLOCKS.has(element.tagName)) continue;
+    const text = element.textContent ?? "";
+    if (text.length > REPEATED_MAX_CHARS * 4) continue;
+    const key = normal(text);
+    if (key.length < 2 || key.length > REPEATED_MAX_CHARS) continue;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  return new Set([...seen].filter(([, n]) => n > 1).map(([key]) => key));
+}
+
+/** Prunes `root` in place; `repeated` are the page's repeated short texts, `title` its title. */
+export function pruneContent(root: Element, repeated: ReadonlySet<string>, title: string | null) {
+  dropChrome(root, measure(root));
+  const stats = measure(root);
+  const doomed: Element[] = [];
+  const visit = (element: Element) => {
+    for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
+      const s = stats.get(child);
+      if (s === undefined) continue;
+      const linky = LINK_BLOCKS.has(child.tagName) && s.text > 0 &&
+        linkShare(s) > LINK_BLOCK_SHARE;
+      const echoed = REPEAT_BLOCKS.has(child.tagName) && s.text <= REPEATED_MAX_CHARS &&
+        s.links > 0 && repeated.has(normal(child.textContent ?? ""));
+      if (linky || echoed || label(child, s.text)) doomed.push(child);
+      else visit(child);
+    }
+  };
+  visit(root);
+  for (const element of doomed) element.remove();
+  dropTitleHeading(root, title);
+}
+
+/** A dateline or an advertisement's label. */
+function label(element: Element, length: number): boolean {
+  if (length > DATELINE_MAX_CHARS || !REPEAT_BLOCKS.has(element.tagName)) return false;
+  const text = normal(element.textContent ?? "");
+  return AD_LABELS.has(text) || DATELINE.test(text) || element.querySelector("time") !== null;
+}
+
+/**
+ * A headline that says what the title says is dropped when at least this share of its words are
+ * the title's: the title often adds the site's name, and the headline sometimes a word or two.
+ */
+export const TITLE_WORDS_SHARE = 0.8;
+
+const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** Every `h1`, and the first heading, when they repeat the page's title (the headline). */
+function dropTitleHeading(root: Element, title: string | null) {
+  if (title === null) return;
+  const titleWords = new Set(words(title));
+  const first = root.querySelector("h1, h2, h3");
+  for (const heading of new Set([...root.querySelectorAll("h1"), ...(first ? [first] : [])])) {
+    const said = words(heading.textContent ?? "");
+    const shared = said.filter((w) => titleWords.has(w)).length;
+    if (said.length > 0 && shared >= TITLE_WORDS_SHARE * said.length) heading.remove();
+  }
+}
