@@ -13,7 +13,7 @@ import { measure, type Stats } from "./content-stats.ts";
  * advertisement loses its second half; higher, and the comments and teasers around an article
  * come with it. Tuned on the tuning half of the extraction benchmark.
  */
-export const COVER_SHARE = 0.75;
+export const COVER_SHARE = 0.5;
 
 /**
  * A container whose class, id or `itemprop` names it the article's body is taken when it holds at
@@ -32,7 +32,7 @@ export const TAG_NAMED_SHARE = 0.6;
  * Of two nested named containers, the inner one is taken when it holds at least this share of the
  * outer one's prose: the article's text without the byline and share bar around it.
  */
-export const INNER_NAMED_SHARE = 0.9;
+export const INNER_NAMED_SHARE = 0.8;
 
 /** Elements that may be named containers (namedShare decides). */
 const NAMED_ARTICLE = '[itemprop="articleBody"], article, main, [role="main"], [class], [id]';

@@ -13,7 +13,7 @@ import { linkShare, measure } from "./content-stats.ts";
  * article's paragraph with many citations stays well under it; a related list or a tag line is
  * nearly all link.
  */
-export const LINK_BLOCK_SHARE = 0.6;
+export const LINK_BLOCK_SHARE = 0.7;
 
 /**
  * A block of fewer characters than this that the page repeats, and that holds a link, is chrome (a
@@ -45,12 +45,20 @@ const LINK_BLOCKS = new Set([
 const REPEAT_BLOCKS = new Set(["P", "DIV", "SECTION", "UL", "OL", "LI", "SPAN", "A", "HEADER"]);
 
 /**
- * A short block holding a `<time>`, or opening with one of these words, is a dateline ("Updated
- * 5:27 am"), not the article: the answer's fields carry when the page was read.
+ * A short block holding a `<time>`, a date or a clock time in a few words, a byline, or a line
+ * opening with a publishing label ("Updated 5:27 am", "By Jane Roe", "Source: agencies") is about
+ * the article, not of it: the answer's own fields say when and where the page was read. Longer
+ * blocks are prose that happens to start so.
  */
 export const DATELINE_MAX_CHARS = 100;
+
+/** A dateline says its date in at most this many words; a sentence with a year says more. */
+export const DATE_MAX_WORDS = 8;
+
 const DATELINE =
-  /^(?:updated|published|posted|last updated|aktualisiert|veröffentlicht|publié|mis à jour|обновлено|опубликовано)\b/i;
+  /^(?:updated|published|posted|first published|last updated|aktualisiert|veröffentlicht|publié|mis à jour|обновлено|опубликовано|filed under|copyright|©)(?=[\s:|,.]|$)|^(?:source|sources|more|related|see also|read more|quelle|fuente)\s?:|^(?:by|von|par|por)\s+\p{Lu}\p{L}*\.?\s+\p{Lu}/iu;
+
+const DATE = /\b(?:19|20)\d\d\b|\b\d{1,2}:\d\d\b/;
 
 /** Labels of advertisement slots, in the languages of our test pages and the benchmark's. */
 const AD_LABELS = new Set([
@@ -104,13 +112,33 @@ export function pruneContent(root: Element, repeated: ReadonlySet<string>, title
   visit(root);
   for (const element of doomed) element.remove();
   dropTitleHeading(root, title);
+  dropEmptySections(root);
+}
+
+/**
+ * Headings with nothing under them: what was under them (a related list, a share bar) was pruned,
+ * or never was. A heading followed by one of its own level or higher, or by nothing, goes.
+ */
+function dropEmptySections(root: Element) {
+  const headings = [...root.querySelectorAll("h1, h2, h3, h4, h5, h6")].reverse();
+  for (const heading of headings) {
+    const next = heading.nextElementSibling;
+    const level = Number(heading.tagName[1]);
+    const nextLevel = next !== null && /^H[1-6]$/.test(next.tagName) ? Number(next.tagName[1]) : 9;
+    const textAfter = (heading.nextSibling?.nodeType === 3) &&
+      (heading.nextSibling.nodeValue ?? "").trim() !== "";
+    if (!textAfter && (next === null || nextLevel <= level)) heading.remove();
+  }
 }
 
 /** A dateline or an advertisement's label. */
 function label(element: Element, length: number): boolean {
   if (length > DATELINE_MAX_CHARS || !REPEAT_BLOCKS.has(element.tagName)) return false;
   const text = normal(element.textContent ?? "");
-  return AD_LABELS.has(text) || DATELINE.test(text) || element.querySelector("time") !== null;
+  if (AD_LABELS.has(text) || element.querySelector("time") !== null) return true;
+  const original = (element.textContent ?? "").trim();
+  if (DATELINE.test(original)) return true;
+  return DATE.test(text) && (text.match(/[\p{L}\p{N}]+/gu) ?? []).length <= DATE_MAX_WORDS;
 }
 
 /**
