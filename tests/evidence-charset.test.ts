@@ -10,11 +10,11 @@ import { type Evidence, fetchEvidence } from "../src/evidence/mod.ts";
 import { fetchDeps, listen, type Listener, request } from "./support/fetch-fixture.ts";
 import { OPEN, sha256, text } from "./support/evidence-site.ts";
 
-const bytes = (...parts: Array<string | number[]>) => {
+const bytes = (...parts: Array<string | ArrayLike<number>>) => {
   const out: number[] = [];
   for (const part of parts) {
     if (typeof part === "string") out.push(...new TextEncoder().encode(part));
-    else out.push(...part);
+    else out.push(...Array.from(part));
   }
   return new Uint8Array(out);
 };
