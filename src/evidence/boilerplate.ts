@@ -101,6 +101,7 @@ const CHROME_WORDS = new Set([
   "share",
   "sharing",
   "sidebar",
+  "signature",
   "skip",
   "slideshow",
   "social",

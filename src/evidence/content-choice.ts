@@ -8,6 +8,7 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import { linkShare, measure, type Stats } from "./content-stats.ts";
+import { dropChrome } from "./boilerplate.ts";
 import { mainContent } from "./main-content.ts";
 
 export type Chosen = {
@@ -57,9 +58,15 @@ function trusted(stats: Stats): boolean {
 
 function readabilityCandidate(html: string): { root: Element; title: string | null } | null {
   const { document } = parseHTML(html);
-  // The article comes back as the element itself, not as markup to parse a third time.
+  // Readability reads the page without the chrome ours dropped: it turns a banner made of inline
+  // text into a paragraph and drops its class, after which no name tells it apart.
+  const body = document.body as unknown as Element | null;
+  if (body !== null && body !== undefined) dropChrome(body, measure(body));
+  // The article comes back as the element itself, not as markup to parse a third time, with its
+  // classes kept: pruning reads them to find the chrome left in.
   const article = new Readability<Element>(document as unknown as Document, {
     serializer: (node) => node as Element,
+    keepClasses: true,
   }).parse();
   if (article === null || article.content === null || article.content === undefined) return null;
   return { root: article.content, title: article.title?.trim() || null };
