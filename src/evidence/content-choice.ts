@@ -56,7 +56,7 @@ function trusted(stats: Stats): boolean {
     linkShare(stats) <= TRUSTED_LINK_SHARE;
 }
 
-function readabilityCandidate(html: string): { root: Element; title: string | null } | null {
+export function readabilityCandidate(html: string): { root: Element; title: string | null } | null {
   const { document } = parseHTML(html);
   // Readability reads the page without the chrome ours dropped: it turns a banner made of inline
   // text into a paragraph and drops its class, after which no name tells it apart.

@@ -10,9 +10,16 @@ import { parseHTML } from "linkedom";
 import { MAX_EVIDENCE_LINKS } from "../protocol/fetch-limits.ts";
 import type { EvidenceLink } from "./fetch-types.ts";
 import { absoluteLink } from "./absolute-link.ts";
-import { chooseContent, type Chosen } from "./content-choice.ts";
+import { chooseContent, type Chosen, readabilityCandidate } from "./content-choice.ts";
+import { textLength } from "./content-stats.ts";
 import { domMarkdown } from "./dom-markdown.ts";
 import { pruneContent, repeatedTexts } from "./prune-content.ts";
+
+/**
+ * Main text shorter than this after pruning means the pick or the pruning went wrong (a page with
+ * nothing to say has no title to fetch it by either): Readability's pick is asked for instead.
+ */
+export const MIN_KEPT_CHARS = 200;
 
 export type Converted = {
   title: string | null;
@@ -30,9 +37,20 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
     return { title: pageTitle, markdown: "", links: [], by: "baseline" };
   }
   const repeated = repeatedTexts(body);
-  const chosen = chooseContent(body, html);
+  let chosen = chooseContent(body, html);
+  pruneContent(chosen.root, repeated, chosen.title ?? pageTitle);
+  if (chosen.by !== "readability" && textLength(chosen.root.textContent ?? "") < MIN_KEPT_CHARS) {
+    // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way.
+    const other = readabilityCandidate(html);
+    if (other !== null) {
+      pruneContent(other.root, repeated, other.title ?? pageTitle);
+      const kept = textLength(other.root.textContent ?? "");
+      if (kept > textLength(chosen.root.textContent ?? "")) {
+        chosen = { root: other.root, title: other.title, by: "readability" };
+      }
+    }
+  }
   const title = chosen.title ?? pageTitle;
-  pruneContent(chosen.root, repeated, title);
   const links = absoluteLinks(chosen.root, url);
   return { title, markdown: domMarkdown(chosen.root), links, by: chosen.by };
 }

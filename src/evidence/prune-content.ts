@@ -5,7 +5,7 @@
  * (a share bar under every paragraph, a menu printed twice), and the page's title repeated as its
  * first heading (the answer's `title` carries it).
  */
-import { dropChrome } from "./boilerplate.ts";
+import { dropChrome, nameWords } from "./boilerplate.ts";
 import { linkShare, measure } from "./content-stats.ts";
 
 /**
@@ -76,6 +76,24 @@ const AD_LABELS = new Set([
   "sponsored",
 ]);
 
+/**
+ * A figure, or a block the page names as an image, holding a picture and less text than this is a
+ * picture with its caption and credit, which are about the picture, not the article's text.
+ */
+export const FIGURE_MAX_CHARS = 400;
+
+const PICTURE_WORDS = new Set(["image", "img", "photo", "picture", "media", "figure", "thumbnail"]);
+
+/** A picture with a caption: a figure or a named image block, with an image and no code or table. */
+function pictured(element: Element, length: number): boolean {
+  if (length > FIGURE_MAX_CHARS) return false;
+  if (element.tagName !== "FIGURE" && !nameWords(element).some((w) => PICTURE_WORDS.has(w))) {
+    return false;
+  }
+  return element.querySelector("img, picture, video") !== null &&
+    element.querySelector("pre, table, blockquote") === null;
+}
+
 const normal = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
 
 /** Texts of short blocks seen more than once in `body`. */
@@ -105,7 +123,7 @@ export function pruneContent(root: Element, repeated: ReadonlySet<string>, title
         linkShare(s) > LINK_BLOCK_SHARE;
       const echoed = REPEAT_BLOCKS.has(child.tagName) && s.text <= REPEATED_MAX_CHARS &&
         s.links > 0 && repeated.has(normal(child.textContent ?? ""));
-      if (linky || echoed || label(child, s.text)) doomed.push(child);
+      if (linky || echoed || label(child, s.text) || pictured(child, s.text)) doomed.push(child);
       else visit(child);
     }
   };
