@@ -136,11 +136,24 @@ function walk(element: Element, all: Map<Element, Stats>): Stats {
 /** Text and link text of an inline element (blocks inside it are read as its text). */
 function inlineStats(element: Element): Stats {
   const text = textLength(element.textContent ?? "");
-  const links = element.tagName === "A" ? text : [...element.querySelectorAll("a")].reduce(
-    (n, a) => n + textLength(a.textContent ?? ""),
-    0,
-  );
-  return { ...EMPTY, text, links };
+  return { ...EMPTY, text, links: element.tagName === "A" ? text : linkText(element) };
+}
+
+/** Characters of the links inside `element`, by a walk (a selector is parsed anew on each call). */
+function linkText(element: Element): number {
+  let n = 0;
+  for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
+    n += child.tagName === "A" ? textLength(child.textContent ?? "") : linkText(child);
+  }
+  return n;
+}
+
+/** Whether an element named `tag` (upper case) is inside `element`, by a walk. */
+export function holds(element: Element, tag: string): boolean {
+  for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
+    if (child.tagName === tag || holds(child, tag)) return true;
+  }
+  return false;
 }
 
 /** Share of an element's text inside links (0 for an empty element). */

@@ -27,7 +27,31 @@ function insideDataTable(node: Node): boolean {
   return table !== null && table !== undefined && dataTable(table);
 }
 
-const BLOCKS = "p, div, h1, h2, h3, h4, h5, h6, ul, ol, li, table, blockquote, pre, section";
+const BLOCKS = new Set([
+  "P",
+  "DIV",
+  "H1",
+  "H2",
+  "H3",
+  "H4",
+  "H5",
+  "H6",
+  "UL",
+  "OL",
+  "LI",
+  "TABLE",
+  "BLOCKQUOTE",
+  "PRE",
+  "SECTION",
+]);
+
+/** Whether a block element is inside `element` (a walk: a selector is parsed anew on each call). */
+function holdsBlock(element: Element): boolean {
+  for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
+    if (BLOCKS.has(child.tagName) || holdsBlock(child)) return true;
+  }
+  return false;
+}
 
 let service: TurndownService | null = null;
 
@@ -65,7 +89,7 @@ function turndown(): TurndownService {
   });
   // A link around blocks (a teaser card) has no markdown form: its blocks are kept, unlinked.
   made.addRule("blockLink", {
-    filter: (node) => node.nodeName === "A" && (node as Element).querySelector(BLOCKS) !== null,
+    filter: (node) => node.nodeName === "A" && holdsBlock(node as Element),
     replacement: (content) => `\n\n${content.trim()}\n\n`,
   });
   made.addRule("caption", {

@@ -6,7 +6,7 @@
  * first heading (the answer's `title` carries it).
  */
 import { dropChrome, nameWords } from "./boilerplate.ts";
-import { linkShare, measure } from "./content-stats.ts";
+import { holds, linkShare, measure } from "./content-stats.ts";
 
 /**
  * A block whose link text is more than this share of its text is a list of links, not prose. An
@@ -153,7 +153,7 @@ function dropEmptySections(root: Element) {
 function label(element: Element, length: number): boolean {
   if (length > DATELINE_MAX_CHARS || !REPEAT_BLOCKS.has(element.tagName)) return false;
   const text = normal(element.textContent ?? "");
-  if (AD_LABELS.has(text) || element.querySelector("time") !== null) return true;
+  if (AD_LABELS.has(text) || holds(element, "TIME")) return true;
   const original = (element.textContent ?? "").trim();
   if (DATELINE.test(original)) return true;
   return DATE.test(text) && (text.match(/[\p{L}\p{N}]+/gu) ?? []).length <= DATE_MAX_WORDS;
