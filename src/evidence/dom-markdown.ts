@@ -12,14 +12,39 @@ function cell(content: string): string {
   return content.replace(/\s*\n+\s*/g, " ").replace(/\|/g, "\\|").trim();
 }
 
-function rowsOf(table: Element): Element[] {
-  return [...table.querySelectorAll("tr")].filter((row) => row.closest("table") === table);
+/** A table's own rows (not those of a table inside it) and their cell counts, read once a table. */
+type Shape = { rows: Element[]; cells: number[]; data: boolean };
+
+const shapes = new WeakMap<Element, Shape>();
+
+function shapeOf(table: Element): Shape {
+  let shape = shapes.get(table);
+  if (shape !== undefined) return shape;
+  const rows: Element[] = [];
+  let nested = false;
+  const visit = (element: Element) => {
+    for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
+      if (child.tagName === "TABLE") nested = true;
+      else if (child.tagName === "TR") rows.push(child);
+      else visit(child);
+    }
+  };
+  visit(table);
+  const cells = rows.map((row) => {
+    let n = 0;
+    for (let cell = row.firstElementChild; cell !== null; cell = cell.nextElementSibling) {
+      if (cell.tagName === "TD" || cell.tagName === "TH") n++;
+    }
+    return n;
+  });
+  // A table of data: no table inside, and some row of at least two cells.
+  shape = { rows, cells, data: !nested && cells.some((n) => n >= 2) };
+  shapes.set(table, shape);
+  return shape;
 }
 
-/** A table of data: no table inside, and some row of at least two cells. */
 function dataTable(table: Element): boolean {
-  if (table.querySelector("table") !== null) return false;
-  return rowsOf(table).some((row) => row.querySelectorAll("td, th").length >= 2);
+  return shapeOf(table).data;
 }
 
 function insideDataTable(node: Node): boolean {
@@ -70,12 +95,11 @@ function turndown(): TurndownService {
     filter: (node) => node.nodeName === "TR" && insideDataTable(node),
     replacement: (content, node) => {
       const row = node as Element;
-      const table = row.closest("table") as Element;
-      const rows = rowsOf(table);
+      const { rows, cells } = shapeOf(row.closest("table") as Element);
       const line = `|${content}`;
       if (rows[0] !== row) return `\n${line}`;
-      const width = Math.max(...rows.map((r) => r.querySelectorAll("td, th").length));
-      const padded = line + " |".repeat(Math.max(0, width - row.querySelectorAll("td, th").length));
+      const width = Math.max(...cells);
+      const padded = line + " |".repeat(Math.max(0, width - (cells[0] ?? 0)));
       return `\n${padded}\n|${" --- |".repeat(width)}`;
     },
   });

@@ -34,9 +34,6 @@ export const TAG_NAMED_SHARE = 0.6;
  */
 export const INNER_NAMED_SHARE = 0.8;
 
-/** Elements that may be named containers (namedShare decides). */
-const NAMED_ARTICLE = '[itemprop="articleBody"], article, main, [role="main"], [class], [id]';
-
 /** Class or id of an article's body: `article-body`, `storyContent`, `entry-content`, `post_text`. */
 const ARTICLE_NAME =
   /(?:^|[\s_-])(?:article|story|post|entry|blog|news|main|page)[\s_-]?(?:body|content|text)(?:$|[\s_-])|(?:^|[\s_-])(?:articleBody|storyBody|postBody|entryContent|articleContent|storyContent|postContent|bodyText|articleText)(?:$|[\s_-])/i;
@@ -65,9 +62,11 @@ export function mainContent(body: Element): Candidate {
   const stats = measure(body);
   const total = stats.get(body)?.mass ?? 0;
   if (total === 0) return { root: body, stats, by: "cover" };
-  const named = [...body.querySelectorAll(NAMED_ARTICLE)]
+  const named = [...stats.keys()]
     .map((element) => ({ element, mass: stats.get(element)?.mass ?? 0 }))
-    .filter(({ element, mass }) => mass >= (namedShare(element) ?? Infinity) * total)
+    .filter(({ element, mass }) =>
+      element !== body && mass >= (namedShare(element) ?? Infinity) * total
+    )
     .sort((a, b) => b.mass - a.mass);
   const outer = named[0];
   if (outer !== undefined) {

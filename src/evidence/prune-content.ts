@@ -99,14 +99,23 @@ const normal = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
 /** Texts of short blocks seen more than once in `body`. */
 export function repeatedTexts(body: Element): Set<string> {
   const seen = new Map<string, number>();
-  for (const element of body.querySelectorAll("*")) {
-    if (!REPEAT_BLOCKS.has(element.tagName)) continue;
-    const text = element.textContent ?? "";
-    if (text.length > REPEATED_MAX_CHARS * 4) continue;
-    const key = normal(text);
-    if (key.length < 2 || key.length > REPEATED_MAX_CHARS) continue;
-    seen.set(key, (seen.get(key) ?? 0) + 1);
-  }
+  // One walk: each element's raw text length from its children's, so only short blocks' text is
+  // ever built (textContent of every element would cost the tree's size times its depth).
+  const visit = (element: Element): number => {
+    let length = 0;
+    for (let node = element.firstChild; node !== null; node = node.nextSibling) {
+      if (node.nodeType === 3) length += (node.nodeValue ?? "").length;
+      else if (node.nodeType === 1) length += visit(node as Element);
+    }
+    if (REPEAT_BLOCKS.has(element.tagName) && length <= REPEATED_MAX_CHARS * 4) {
+      const key = normal(element.textContent ?? "");
+      if (key.length >= 2 && key.length <= REPEATED_MAX_CHARS) {
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+    }
+    return length;
+  };
+  visit(body);
   return new Set([...seen].filter(([, n]) => n > 1).map(([key]) => key));
 }
 
