@@ -91,6 +91,8 @@ const CHROME_WORDS = new Set([
   "navbar",
   "navigation",
   "newsletter",
+  "nocontent",
+  "noscript",
   "outbrain",
   "pager",
   "pagination",
@@ -154,7 +156,11 @@ export function isChrome(element: Element): boolean {
   const role = element.getAttribute("role");
   if (role !== null && DROPPED_ROLES.has(role.trim().toLowerCase())) return true;
   if (hidden(element)) return true;
-  return nameWords(element).some((word) => CHROME_WORDS.has(word));
+  const words = nameWords(element);
+  // A post embedded from a social network is quoted text of the article, whatever else its name
+  // says ("social-media-embed").
+  if (words.includes("embed")) return false;
+  return words.some((word) => CHROME_WORDS.has(word));
 }
 
 /**
