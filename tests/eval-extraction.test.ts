@@ -69,7 +69,7 @@ describe("npm run eval -- --extraction", () => {
     assert.match(result.stderr, /article-extraction-benchmark/);
   });
 
-  it("scores a folder in the benchmark's layout, ours and Readability's, on both halves", () => {
+  it("scores a folder in the benchmark's layout: ours, Readability's, and ours through /v1/fetch", () => {
     const dir = mkdtempSync(join(tmpdir(), "extraction-"));
     try {
       const body = "The tide rose over the harbour wall at noon and stayed for an hour. ".repeat(4);
@@ -81,7 +81,7 @@ describe("npm run eval -- --extraction", () => {
       );
       mkdirSync(join(dir, "html"));
       writeFileSync(join(dir, "html", "a.html.gz"), gzipSync(html));
-      const result = run("--data", dir, "--json", "--out", join(dir, "out"));
+      const result = run("--data", dir, "--via-fetch", "--json", "--out", join(dir, "out"));
       assert.equal(result.status, 0, result.stderr);
       const report = JSON.parse(result.stdout) as {
         rows: Array<{ extractor: string; half: string; scores: { f1: number } }>;
@@ -89,6 +89,10 @@ describe("npm run eval -- --extraction", () => {
       const ours = report.rows.find((r) => r.extractor === "ours" && r.half === "tuning");
       assert.equal(ours?.scores.f1, 1);
       assert.ok(report.rows.some((r) => r.extractor === "readability"));
+      const fetched = report.rows.find((r) =>
+        r.extractor === "ours via /v1/fetch" && r.half === "tuning"
+      );
+      assert.equal(fetched?.scores.f1, 1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

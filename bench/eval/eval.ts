@@ -14,7 +14,8 @@
  *   --out DIR          where the SVG charts go (default eval-out/, ignored by git)
  *   --extraction       instead: the page extractor on the article extraction benchmark, read
  *                      from --data DIR (bench/eval/extraction/SOURCE.md); F1, precision and
- *                      recall of ours and of Readability, on the tuning and held-out halves
+ *                      recall of ours and of Readability, on the tuning and held-out halves;
+ *                      --via-fetch adds ours through POST /v1/fetch (format text)
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -52,6 +53,7 @@ const { values, positionals } = parseArgs({
     out: { type: "string", default: "eval-out" },
     extraction: { type: "boolean", default: false },
     data: { type: "string" },
+    "via-fetch": { type: "boolean", default: false },
   },
 });
 
@@ -250,7 +252,11 @@ async function chart(name: string, limit: number, rows: Row[], byName: Map<strin
 const results = [];
 if (values.extraction) {
   const { runExtractionEval } = await import("./extraction/extraction-eval.ts");
-  process.exitCode = await runExtractionEval(values.data, { out: values.out, json: values.json });
+  process.exitCode = await runExtractionEval(values.data, {
+    out: values.out,
+    json: values.json,
+    viaFetch: values["via-fetch"],
+  });
 } else {
   for (const folder of folders) results.push(await evaluateCollection(folder));
 }

@@ -4,7 +4,8 @@
  * through extractPage as a fetch with `format: "text"` makes it, and through plain Readability over
  * linkedom in the same run; both are scored by the benchmark's token-shingle measure
  * (shingle-f1.ts), on the tuning half and on the held-out half (split-pages.ts), and drawn as a
- * chart.
+ * chart. With `--via-fetch`, each page also goes through `POST /v1/fetch` (fetch-pages.ts), served
+ * by a site on 127.0.0.1, and is scored as a third row.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,15 +17,16 @@ import { extractPage } from "../../../src/evidence/extract-page.ts";
 import { prepareHtml } from "../../../src/evidence/html-text.ts";
 import { MAX_FETCH_CHARS } from "../../../src/protocol/fetch-limits.ts";
 import { renderExtractionChart } from "./extraction-chart.ts";
+import { fetchPages } from "./fetch-pages.ts";
 import { type PageCounts, pageCounts, pageF1, type Scores, scores } from "./shingle-f1.ts";
 import { type Half, halfOf, HALVES } from "./split-pages.ts";
 
-export const EXTRACTORS = ["ours", "readability"] as const;
+export const EXTRACTORS = ["ours", "readability", "ours via /v1/fetch"] as const;
 export type Extractor = (typeof EXTRACTORS)[number];
 
 type Truth = Record<string, { articleBody?: string; url?: string }>;
 
-type PageResult = { id: string; half: Half; counts: Record<Extractor, PageCounts> };
+type PageResult = { id: string; half: Half; counts: Partial<Record<Extractor, PageCounts>> };
 
 export type ExtractionReport = {
   pages: number;
@@ -66,7 +68,7 @@ async function oursText(html: string, url: URL): Promise<string> {
 
 export async function runExtractionEval(
   dir: string | undefined,
-  options: { out: string; json: boolean },
+  options: { out: string; json: boolean; viaFetch: boolean },
 ): Promise<number> {
   if (dir === undefined) {
     console.error(NEEDS);
@@ -78,41 +80,53 @@ export async function runExtractionEval(
     return 2;
   }
   const ids = Object.keys(truth).sort();
-  const results: PageResult[] = [];
-  for (const [index, id] of ids.entries()) {
-    let bytes: Uint8Array;
+  const pages = new Map<string, Uint8Array>();
+  for (const id of ids) {
     try {
-      bytes = gunzipSync(await readFile(join(dir, "html", `${id}.html.gz`)));
+      pages.set(id, gunzipSync(await readFile(join(dir, "html", `${id}.html.gz`))));
     } catch {
       console.error(`missing or unreadable html/${id}.html.gz in ${dir}\n\n${NEEDS}`);
       return 2;
     }
-    const html = decodeBody(bytes, "text/html", true).text;
-    const expected = truth[id]?.articleBody ?? "";
-    const url = new URL(truth[id]?.url ?? "https://benchmark.invalid/");
-    results.push({
-      id,
-      half: halfOf(index),
-      counts: {
-        ours: pageCounts(expected, await oursText(html, url)),
-        // Readability is handed what ours is handed: scripts and styles out, the same cap.
-        readability: pageCounts(expected, readabilityText(prepareHtml(html).html)),
-      },
-    });
   }
+  const fetcher = options.viaFetch ? await fetchPages(pages) : null;
+  const results: PageResult[] = [];
+  try {
+    for (const [index, id] of ids.entries()) {
+      const html = decodeBody(pages.get(id) as Uint8Array, "text/html", true).text;
+      const expected = truth[id]?.articleBody ?? "";
+      const url = new URL(truth[id]?.url ?? "https://benchmark.invalid/");
+      results.push({
+        id,
+        half: halfOf(index),
+        counts: {
+          ours: pageCounts(expected, await oursText(html, url)),
+          // Readability is handed what ours is handed: scripts and styles out, the same cap.
+          readability: pageCounts(expected, readabilityText(prepareHtml(html).html)),
+          ...(fetcher
+            ? { "ours via /v1/fetch": pageCounts(expected, await fetcher.text(id)) }
+            : {}),
+        },
+      });
+    }
+  } finally {
+    await fetcher?.close();
+  }
+  const extractors = EXTRACTORS.filter((e) => results[0]?.counts[e] !== undefined);
   const report: ExtractionReport = {
     pages: results.length,
-    rows: EXTRACTORS.flatMap((extractor) =>
+    rows: extractors.flatMap((extractor) =>
       [...HALVES, "all" as const].map((half) => ({
         extractor,
         half,
         scores: scores(
-          results.filter((r) => half === "all" || r.half === half).map((r) => r.counts[extractor]),
+          results.filter((r) => half === "all" || r.half === half)
+            .flatMap((r) => r.counts[extractor] ?? []),
         ),
       }))
     ),
     worst: results.filter((r) => r.half === "tuning")
-      .map((r) => ({ id: r.id, half: r.half, f1: pageF1(r.counts.ours) }))
+      .map((r) => ({ id: r.id, half: r.half, f1: pageF1(r.counts.ours as PageCounts) }))
       .sort((a, b) => a.f1 - b.f1)
       .slice(0, WORST_SHOWN),
   };
@@ -132,13 +146,13 @@ function formatReport(report: ExtractionReport): string {
   const lines = [
     `article extraction benchmark, ${report.pages} pages (token 4-shingles; tuning: even positions of the sorted ids, held-out: odd)`,
     "",
-    `${"extractor".padEnd(12)} ${"half".padEnd(9)} ${"pages".padStart(5)}  ${"F1".padStart(6)}  ${
+    `${"extractor".padEnd(18)} ${"half".padEnd(9)} ${"pages".padStart(5)}  ${"F1".padStart(6)}  ${
       "precision".padStart(9)
     }  ${"recall".padStart(6)}`,
   ];
   for (const { extractor, half, scores: s } of report.rows) {
     lines.push(
-      `${extractor.padEnd(12)} ${half.padEnd(9)} ${String(s.pages).padStart(5)}  ${
+      `${extractor.padEnd(18)} ${half.padEnd(9)} ${String(s.pages).padStart(5)}  ${
         s.f1.toFixed(3).padStart(6)
       }  ${s.precision.toFixed(3).padStart(9)}  ${s.recall.toFixed(3).padStart(6)}`,
     );
