@@ -3,7 +3,8 @@
  * naive baseline and the ceiling, each in its own child process on 127.0.0.1; measures; prints one
  * table with the targets; and stops everything. `npm run bench -- --profile` prints CPU profiles
  * instead; `--only 1,4` runs only those scenarios; `--compare DIR` adds the Node gateway of another
- * checkout (an older commit) to scenario 4, measured beside this one. A watchdog ends the run (and
+ * checkout (an older commit) to scenario 4, measured beside this one; `--extraction-data DIR` adds
+ * the article extraction benchmark's pages to scenario 8's extraction rows. A watchdog ends the run (and
  * every child) if it ever takes longer than 5 minutes.
  */
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
     }
     if (runs("8")) {
       step("8 fetching a page");
-      rows.push(...await fetchScenario(urls));
+      rows.push(...await fetchScenario(urls, option("--extraction-data")));
     }
     if (runs("9")) {
       step("9 metrics and traces on and off");

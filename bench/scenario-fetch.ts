@@ -10,6 +10,7 @@
  *   and Node's fetch parts, so the figure is per fetch and has a p50. It includes serving the
  *   page, a static buffer from the same process, so it overstates the gateway's share. Printed
  *   beside the extraction alone (extractPage on the same page, same measure). The bar: 20 ms.
+ * - The extractor's CPU against Readability over linkedom's on the same pages (extraction-cpu.ts).
  */
 import { createGateway } from "../src/http/create-gateway.ts";
 import { readSettings } from "../src/config/settings.ts";
@@ -17,6 +18,7 @@ import { parseCidr } from "../src/io/ip-rules.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { nodeFetchParts } from "../src/runtime/node-evidence.ts";
 import { extractPage } from "../src/evidence/extract-page.ts";
+import { extractionRows } from "./extraction-cpu.ts";
 import { listen } from "../tests/support/fetch-fixture.ts";
 import { interleaved } from "./http-client.ts";
 import { type Row, verdict } from "./report.ts";
@@ -61,7 +63,7 @@ function cpuMs(): number {
   return (user + system) / 1000;
 }
 
-export async function fetchScenario(urls: Urls): Promise<Row[]> {
+export async function fetchScenario(urls: Urls, extractionData?: string): Promise<Row[]> {
   const html = page();
   const site = await listen("127.0.0.1", 0, {
     "/page": (_req, res) => {
@@ -148,6 +150,7 @@ export async function fetchScenario(urls: Urls): Promise<Row[]> {
       if (i >= CPU_WARM) extraction.push(cpuMs() - before);
     }
     const ratio = p50(latency.fetch) / p50(latency.search);
+    const extractionCpu = await extractionRows(html, extractionData);
     return [{
       measurement: "8 cached fetch, p50 (p99) [8]",
       gateway: `${ms(p50(latency.fetch))} (${ms(p99(latency.fetch))})`,
@@ -166,7 +169,7 @@ export async function fetchScenario(urls: Urls): Promise<Row[]> {
       } at p50`,
       target: `<= ${UNCACHED_CPU_TARGET_MS} ms`,
       result: verdict(p50(perFetch) <= UNCACHED_CPU_TARGET_MS),
-    }];
+    }, ...extractionCpu];
   } finally {
     await site.close();
   }

@@ -12,6 +12,10 @@
  *   --tune-weights     search the methods' weights on the first collection; print manifest lines
  *   --json             print one JSON object instead of tables
  *   --out DIR          where the SVG charts go (default eval-out/, ignored by git)
+ *   --extraction       instead: the page extractor on the article extraction benchmark, read
+ *                      from --data DIR (bench/eval/extraction/SOURCE.md); F1, precision and
+ *                      recall of ours and of Readability, on the tuning and held-out halves;
+ *                      --via-fetch adds ours through POST /v1/fetch (format text)
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -47,6 +51,9 @@ const { values, positionals } = parseArgs({
     "tune-weights": { type: "boolean", default: false },
     json: { type: "boolean", default: false },
     out: { type: "string", default: "eval-out" },
+    extraction: { type: "boolean", default: false },
+    data: { type: "string" },
+    "via-fetch": { type: "boolean", default: false },
   },
 });
 
@@ -243,8 +250,19 @@ async function chart(name: string, limit: number, rows: Row[], byName: Map<strin
 }
 
 const results = [];
-for (const folder of folders) results.push(await evaluateCollection(folder));
-if (values["tune-weights"]) {
+if (values.extraction) {
+  const { runExtractionEval } = await import("./extraction/extraction-eval.ts");
+  process.exitCode = await runExtractionEval(values.data, {
+    out: values.out,
+    json: values.json,
+    viaFetch: values["via-fetch"],
+  });
+} else {
+  for (const folder of folders) results.push(await evaluateCollection(folder));
+}
+if (values.extraction) {
+  // reported above
+} else if (values["tune-weights"]) {
   for (const r of results) if ("tuned" in r && r.tuned) console.log(r.tuned);
 } else {
   const rows = results.flatMap((r) => ("rows" in r && r.rows) ? r.rows : []);

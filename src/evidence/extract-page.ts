@@ -119,6 +119,7 @@ function textLines(lines: readonly string[]): string[] {
     if (/^ {0,3}([-*_])( ?\1){2,}\s*$/.test(line)) return "";
     return plainHeading(
       line
+        .replace(/!\[[^\]]*\]\([^)]*\)/g, "")
         .replace(/^ {0,3}#{1,6}[ \t]+/, "")
         .replace(/[ \t]+#+[ \t]*$/, "")
         .replace(/^(\s*)>[ ]?/, "$1")

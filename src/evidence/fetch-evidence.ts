@@ -4,6 +4,7 @@
  */
 import { readPrefix } from "../io/bounded-reader.ts";
 import { MAX_FETCH_BODY_BYTES } from "../protocol/fetch-limits.ts";
+import { decodeBody } from "./decode-body.ts";
 import { sha256OfBytes, sha256OfText } from "./digest.ts";
 import { extractPage, type PageKind } from "./extract-page.ts";
 import type {
@@ -101,7 +102,7 @@ export async function fetchEvidence(
   }
   if (!read.ok) return abortFailure(signal);
   const page = await extractPage({
-    body: decode(read.bytes, contentType),
+    body: decodeBody(read.bytes, contentType, kind === "html").text,
     kind,
     url,
     format: request.format,
@@ -129,16 +130,4 @@ export async function fetchEvidence(
 
 function refused(code: FetchRefusal["code"], message: string): FetchRefusal {
   return { outcome: "refused", code, message };
-}
-
-/** The body in the charset its content type names (UTF-8 when none, or one no runtime knows). */
-function decode(bytes: Uint8Array, contentType: string): string {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1] ?? "utf-8";
-  let decoder: TextDecoder;
-  try {
-    decoder = new TextDecoder(charset);
-  } catch {
-    decoder = new TextDecoder();
-  }
-  return decoder.decode(bytes);
 }

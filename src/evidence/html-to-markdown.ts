@@ -1,32 +1,65 @@
 /// <reference lib="dom" />
 /**
- * The extractor's internals, loaded on demand by extractPage: Readability finds the article in a
- * linkedom document (no navigation, footer or cookie banner), its links are made absolute, and
- * turndown writes it as markdown from the parsed node (its browser build cannot parse a string on
- * Workers, which have no `document`).
+ * The extractor's internals, loaded on demand by extractPage. Our own heuristics (main-content.ts)
+ * pick the page's main content from a linkedom document; when their pick leaves doubt, Readability
+ * reads a second parse of the page and content-choice.ts keeps the better candidate by measurable
+ * signals. The chosen content is pruned of boilerplate (prune-content.ts), its links are made
+ * absolute, and dom-markdown.ts writes it as markdown.
  */
-import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
-import TurndownService from "turndown";
 import { MAX_EVIDENCE_LINKS } from "../protocol/fetch-limits.ts";
 import type { EvidenceLink } from "./fetch-types.ts";
 import { absoluteLink } from "./absolute-link.ts";
+import { chooseContent, type Chosen, readabilityCandidate } from "./content-choice.ts";
+import { textLength } from "./content-stats.ts";
+import { domMarkdown } from "./dom-markdown.ts";
+import { pruneContent, repeatedTexts } from "./prune-content.ts";
 
-export type Converted = { title: string | null; markdown: string; links: EvidenceLink[] };
+/**
+ * Main text shorter than this after pruning means the pick or the pruning went wrong (a page with
+ * nothing to say has no title to fetch it by either): Readability's pick is asked for instead.
+ */
+export const MIN_KEPT_CHARS = 200;
+
+export type Converted = {
+  title: string | null;
+  markdown: string;
+  links: EvidenceLink[];
+  /** Which candidate the content came from (content-choice.ts). */
+  by: Chosen["by"];
+};
 
 export function htmlToMarkdown(html: string, url: URL): Converted {
   const { document } = parseHTML(html);
-  const pageTitle = document.title?.trim() || null;
-  // Readability takes the document apart; the page's title is read first. Its article comes back
-  // as the element itself, not as markup to parse a second time.
-  const article = new Readability<Element>(document as unknown as Document, {
-    serializer: (node) => node as Element,
-  }).parse();
-  const main = article?.content ?? (document.body as unknown as Element | null);
-  if (main === null || main === undefined) return { title: pageTitle, markdown: "", links: [] };
+  const pageTitle = document.title?.replace(/\s+/g, " ").trim() || null;
+  const body = document.body as unknown as Element | null;
+  if (body === null || body === undefined) {
+    return { title: pageTitle, markdown: "", links: [], by: "baseline" };
+  }
+  const repeated = repeatedTexts(body);
+  let chosen = chooseContent(body, html);
+  pruneContent(chosen.root, repeated, chosen.title ?? pageTitle);
+  if (chosen.by !== "readability" && textLength(chosen.root.textContent ?? "") < MIN_KEPT_CHARS) {
+    // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way.
+    const other = readabilityCandidate(html);
+    if (other !== null) {
+      pruneContent(other.root, repeated, other.title ?? pageTitle);
+      const kept = textLength(other.root.textContent ?? "");
+      if (kept > textLength(chosen.root.textContent ?? "")) {
+        chosen = { root: other.root, title: other.title, by: "readability" };
+      }
+    }
+  }
+  const title = chosen.title ?? pageTitle;
+  const links = absoluteLinks(chosen.root, url);
+  return { title, markdown: domMarkdown(chosen.root), links, by: chosen.by };
+}
+
+/** Makes the links and images of `root` absolute (dropping those that cannot be) and lists links. */
+function absoluteLinks(root: Element, url: URL): EvidenceLink[] {
   const links: EvidenceLink[] = [];
   const seen = new Set<string>();
-  for (const anchor of main.querySelectorAll("a")) {
+  for (const anchor of root.querySelectorAll("a")) {
     const href = anchor.getAttribute("href");
     const absolute = href === null ? null : absoluteLink(href, url);
     if (absolute === null) {
@@ -39,18 +72,11 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
       links.push({ url: absolute, text: (anchor.textContent ?? "").replace(/\s+/g, " ").trim() });
     }
   }
-  for (const image of main.querySelectorAll("img")) {
+  for (const image of root.querySelectorAll("img")) {
     const src = image.getAttribute("src");
     const absolute = src === null ? null : absoluteLink(src, url);
     if (absolute === null) image.removeAttribute("src");
     else image.setAttribute("src", absolute);
   }
-  const turndown = new TurndownService({
-    headingStyle: "atx",
-    codeBlockStyle: "fenced",
-    bulletListMarker: "-",
-  });
-  const markdown = turndown.turndown(main as HTMLElement).trim();
-  const title = article?.title?.trim() || pageTitle;
-  return { title, markdown, links };
+  return links;
 }

@@ -1,0 +1,73 @@
+/// <reference lib="dom" />
+/**
+ * The choice between candidates for a page's main content: ours (main-content.ts), Readability's
+ * over a second parse, and the baseline, the whole body without its chrome. Readability is run
+ * only when our candidate's signals leave doubt: it costs about twice a parse, and on a page where
+ * ours holds long prose with few links it could only match it.
+ */
+import { Readability } from "@mozilla/readability";
+import { parseHTML } from "linkedom";
+import { linkShare, measure, type Stats } from "./content-stats.ts";
+import { dropChrome } from "./boilerplate.ts";
+import { mainContent } from "./main-content.ts";
+
+export type Chosen = {
+  root: Element;
+  /** Readability's title when its candidate was kept (it reads `og:title` and headings). */
+  title: string | null;
+  by: "ours" | "readability" | "baseline";
+};
+
+/**
+ * Our candidate is trusted without a second opinion when it holds at least this many characters
+ * of prose: a news article's body is 2,000 or more; below it, pages of short posts, listings and
+ * product pages are where heuristics disagree.
+ */
+export const TRUSTED_MASS = 1_500;
+
+/** ...and at least this many paragraphs: one long block may be a single teaser or a legal notice. */
+export const TRUSTED_PARAGRAPHS = 3;
+
+/** ...and a link share at most this: a pick with more links is likely a listing. */
+export const TRUSTED_LINK_SHARE = 0.25;
+
+/**
+ * Readability's candidate replaces ours when it holds at least this factor more prose: ours then
+ * took one part of an article that the page split (our measure holds one share of the prose).
+ */
+export const READABILITY_GAIN = 1.3;
+
+export function chooseContent(body: Element, html: string): Chosen {
+  const ours = mainContent(body);
+  const signals = ours.stats.get(ours.root) ?? { text: 0, links: 0, mass: 0, paragraphs: 0 };
+  if (trusted(signals)) return { root: ours.root, title: null, by: "ours" };
+  const other = readabilityCandidate(html);
+  if (other !== null) {
+    const theirs = measure(other.root).get(other.root);
+    if (theirs !== undefined && theirs.mass >= READABILITY_GAIN * signals.mass) {
+      return { root: other.root, title: other.title, by: "readability" };
+    }
+  }
+  return { root: ours.root, title: null, by: ours.root === body ? "baseline" : "ours" };
+}
+
+function trusted(stats: Stats): boolean {
+  return stats.mass >= TRUSTED_MASS && stats.paragraphs >= TRUSTED_PARAGRAPHS &&
+    linkShare(stats) <= TRUSTED_LINK_SHARE;
+}
+
+export function readabilityCandidate(html: string): { root: Element; title: string | null } | null {
+  const { document } = parseHTML(html);
+  // Readability reads the page without the chrome ours dropped: it turns a banner made of inline
+  // text into a paragraph and drops its class, after which no name tells it apart.
+  const body = document.body as unknown as Element | null;
+  if (body !== null && body !== undefined) dropChrome(body, measure(body));
+  // The article comes back as the element itself, not as markup to parse a third time, with its
+  // classes kept: pruning reads them to find the chrome left in.
+  const article = new Readability<Element>(document as unknown as Document, {
+    serializer: (node) => node as Element,
+    keepClasses: true,
+  }).parse();
+  if (article === null || article.content === null || article.content === undefined) return null;
+  return { root: article.content, title: article.title?.trim() || null };
+}
