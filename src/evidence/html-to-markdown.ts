@@ -3,8 +3,8 @@
  * The extractor's internals, loaded on demand by extractPage. Our own heuristics (main-content.ts)
  * pick the page's main content from a linkedom document; when their pick leaves doubt, Readability
  * reads a second parse of the page and content-choice.ts keeps the better candidate by measurable
- * signals. The chosen content is pruned of boilerplate (prune-content.ts), its links are made
- * absolute, and dom-markdown.ts writes it as markdown.
+ * signals. The chosen content's links are made absolute and listed, it is pruned of boilerplate
+ * (prune-content.ts), and dom-markdown.ts writes it as markdown.
  */
 import { parseHTML } from "linkedom";
 import { MAX_EVIDENCE_LINKS } from "../protocol/fetch-limits.ts";
@@ -38,20 +38,24 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
   }
   const repeated = repeatedTexts(body);
   let chosen = chooseContent(body, html);
+  // Listed before pruning: a list of links in the content (a docs index, a forum's threads) is
+  // left out of the text, yet it is where a reader, or a crawl, goes next. Chrome is already gone.
+  let links = absoluteLinks(chosen.root, url);
   pruneContent(chosen.root, repeated, chosen.title ?? pageTitle);
   if (chosen.by !== "readability" && textLength(chosen.root.textContent ?? "") < MIN_KEPT_CHARS) {
     // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way.
     const other = readabilityCandidate(html);
     if (other !== null) {
+      const otherLinks = absoluteLinks(other.root, url);
       pruneContent(other.root, repeated, other.title ?? pageTitle);
       const kept = textLength(other.root.textContent ?? "");
       if (kept > textLength(chosen.root.textContent ?? "")) {
         chosen = { root: other.root, title: other.title, by: "readability" };
+        links = otherLinks;
       }
     }
   }
   const title = chosen.title ?? pageTitle;
-  const links = absoluteLinks(chosen.root, url);
   return { title, markdown: domMarkdown(chosen.root), links, by: chosen.by };
 }
 
