@@ -26,6 +26,7 @@ import {
 import { mcpInputCases } from "./support/mcp-input-cases.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
 import { readSettings } from "../src/config/settings.ts";
+import { until } from "./support/until.ts";
 
 const isDeno = "Deno" in globalThis;
 
@@ -65,14 +66,6 @@ describe(`/mcp on ${isDeno ? "Deno" : "Node"}: the SDK's client over real HTTP`,
   mcpCases(() => ({ mcp, setup }));
   mcpInputCases(() => ({ mcp, setup }));
 });
-
-async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe("/mcp: a caller that goes away cancels the provider calls", () => {
   let hanging: TestServer;
