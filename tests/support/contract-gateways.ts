@@ -46,6 +46,7 @@ import { manifestOf, settingsFor } from "./gateway.ts";
 import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
 import { open } from "./raw-http.ts";
 import { startSite } from "./contract-site.ts";
+import { until } from "./until.ts";
 
 export type GatewayName = "default" | "full" | "locked" | "guarded" | "bare" | "faulty" | "minimal";
 export type TokenName =
@@ -129,6 +130,9 @@ export type FetchAnswer = {
   evidence: { markdown: string };
 };
 
+/** How long a held search may take to reach its provider, on a loaded machine. */
+const HOLD_MS = 10_000;
+
 /** How often `cachePage` asks before it gives up: the cache is written after the answer. */
 const CACHE_TRIES = 50;
 
@@ -173,6 +177,7 @@ export async function startGateways(): Promise<Gateways> {
   const bare = await serve(raw(501, "{}"));
   const dear = await serve(answer("dear", "dear", hit));
   const gate = { open: opened() };
+  let holds = 0;
   // A search waits for the gate; a health probe (GET /v1/doctor) is answered at once.
   const slow: TestServer = await serve(async (req, res, body) => {
     if (body.includes('"query"')) await gate.open.promise;
@@ -353,9 +358,17 @@ export async function startGateways(): Promise<Gateways> {
     holdSlot: async () => {
       const searches = () => slow.requests.filter((r) => r.body.includes('"query"')).length;
       const seen = searches();
-      const running = Promise.resolve(full.request("/v1/search?q=held&providers=slow"))
-        .then((r) => r.text());
-      while (searches() === seen) await new Promise((r) => setTimeout(r, 5));
+      // A query of its own each time: a search identical to the last held one could follow that
+      // one's flight, whose end is written to the store after its answer, and never reach `slow`.
+      let answered: string | null = null;
+      const running = Promise.resolve(full.request(`/v1/search?q=held${++holds}&providers=slow`))
+        .then((r) => r.text()).then((text) => void (answered = text));
+      await until(
+        () => searches() > seen || answered !== null,
+        "a held search to reach its provider",
+        HOLD_MS,
+      );
+      if (answered !== null) throw new Error(`the held search was answered at once: ${answered}`);
       return {
         release: async () => {
           gate.open.resolve();
