@@ -11,6 +11,7 @@ import { listOf, unreadableJson } from "./search-request.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
+import { integerIn, type IntegerRange, outOfRange } from "./integer-range.ts";
 import { MAX_AGE_SECONDS } from "./limits.ts";
 import { FETCH_FORMATS, type FetchFormat } from "./codes.ts";
 import {
@@ -28,19 +29,26 @@ import {
   MIN_FETCH_TIMEOUT_MS,
 } from "./evidence-route-limits.ts";
 
-const Int = v.pipe(v.number(), v.integer());
+/** A fetch's integer fields; `timeout_ms` has the code of a search's. */
+const FETCH_RANGES = {
+  max_chars: { min: MIN_FETCH_CHARS, max: MAX_FETCH_CHARS, code: "invalid_field" },
+  max_age_seconds: { min: 0, max: MAX_AGE_SECONDS, code: "invalid_field" },
+  timeout_ms: {
+    min: MIN_FETCH_TIMEOUT_MS,
+    max: MAX_FETCH_TIMEOUT_MS,
+    code: "timeout_out_of_range",
+  },
+} as const satisfies Record<string, IntegerRange>;
 
 export const FetchRequestSchema = v.strictObject({
   /** An absolute http: or https: URL; the fetch core decides whether it may be fetched. */
   url: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_FETCH_URL_CHARS)),
   format: v.optional(v.picklist(FETCH_FORMATS)),
   /** The returned markdown or text, in code points; longer content is cut and says `truncated`. */
-  max_chars: v.optional(v.pipe(Int, v.minValue(MIN_FETCH_CHARS), v.maxValue(MAX_FETCH_CHARS))),
+  max_chars: v.optional(integerIn(FETCH_RANGES.max_chars)),
   /** The oldest cached page the caller accepts; 0: fetch it now (docs/envelope.md). */
-  max_age_seconds: v.optional(v.pipe(Int, v.minValue(0), v.maxValue(MAX_AGE_SECONDS))),
-  timeout_ms: v.optional(
-    v.pipe(Int, v.minValue(MIN_FETCH_TIMEOUT_MS), v.maxValue(MAX_FETCH_TIMEOUT_MS)),
-  ),
+  max_age_seconds: v.optional(integerIn(FETCH_RANGES.max_age_seconds)),
+  timeout_ms: v.optional(integerIn(FETCH_RANGES.timeout_ms)),
   /**
    * Adds `result.raw_base64`, the body as received (decoded from transfer and content encodings),
    * so that a bundle can keep the bytes `source_sha256` covers (`tracefetch fetch --out`).
@@ -189,31 +197,10 @@ function classify(
     return { rank: 1, code: "null_field", field, message: `"${field}" is null; omit it instead` };
   }
   const numeric = typeof issue.input === "number";
-  if (field === "timeout_ms" && numeric) {
-    return {
-      rank: 3,
-      code: "timeout_out_of_range",
-      field,
-      message:
-        `timeout_ms must be an integer from ${MIN_FETCH_TIMEOUT_MS} to ${MAX_FETCH_TIMEOUT_MS}`,
-    };
-  }
-  if (field === "max_chars" && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `max_chars must be an integer from ${MIN_FETCH_CHARS} to ${MAX_FETCH_CHARS}`,
-    };
-  }
-  if (field === "max_age_seconds" && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `max_age_seconds must be an integer from 0 to ${MAX_AGE_SECONDS}`,
-    };
-  }
+  const range = numeric && Object.hasOwn(FETCH_RANGES, field)
+    ? FETCH_RANGES[field as keyof typeof FETCH_RANGES]
+    : undefined;
+  if (range !== undefined) return { rank: 3, ...outOfRange(field, range) };
   if (field === "url" && typeof issue.input === "string") {
     return {
       rank: 3,
