@@ -17,29 +17,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
-import { listen as nodeListen } from "../src/runtime/node-listen.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
 import { readSettings } from "../src/config/settings.ts";
 import { MCP_TOOL_NAMES } from "../src/protocol/mcp-tools.ts";
 import { cleanEnv, runCli } from "./support/cli.ts";
+import { isDeno, runtimeListen } from "./support/runtime-listen.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BIN = join(ROOT, "bin/tracefetch.js");
 const INSPECTOR = join(ROOT, "node_modules/.bin/mcp-inspector-cli");
 /** How long one stdio session may take here: a start, a search of the embedded default, a stop. */
 const SESSION_MS = 30_000;
-
-const isDeno = "Deno" in globalThis;
-const denoListen: Listen = (fetch, hostname, port) =>
-  new Promise((resolve) => {
-    // deno-lint-ignore no-explicit-any
-    const server = (globalThis as any).Deno.serve({
-      hostname,
-      port,
-      onListen: (addr: { port: number }) =>
-        resolve({ port: addr.port, close: () => server.shutdown() }),
-    }, fetch);
-  });
 
 type ToolText = { tools: string[]; text: string; structured: Record<string, unknown> };
 
@@ -118,7 +106,7 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, () 
   before(async () => {
     gateway = await launch(
       readSettings({ PORT: "0", TRACEFETCH_DESCRIBE_PROVIDERS: "off" }),
-      isDeno ? denoListen : nodeListen,
+      runtimeListen,
     );
     const client = new Client({ name: "http-test", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", gateway.url)));
