@@ -63,15 +63,16 @@ const HEARTBEAT_MS = 60_000;
 
 /**
  * The bound of one test file under node:test (`--test-timeout`, which Node applies to each file's
- * run as well as to each test in it): the slowest files take about 2 minutes on a loaded machine;
+ * run as well as to each test in it): the API contract, among the slowest, takes 1 to 3 minutes;
  * one past this is stuck, and fails by name instead of holding the suite.
  */
 const NODE_FILE_MS = 600_000;
 
 /**
  * The bound of one top-level test under Deno, read from its "has been running for over" lines
- * (Deno's node:test honours an `it`'s timeout, not a `describe`'s or a hook's): the slowest take
- * about 3 minutes on a loaded machine. One past this stops its process, and is a failure by name.
+ * (Deno's node:test honours an `it`'s timeout, not a `describe`'s or a hook's): the API contract's
+ * takes about 3 minutes with the load at 10 on 2 cores. One past this stops its process, and is a
+ * failure by name.
  */
 const DENO_STUCK_MS = 480_000;
 
