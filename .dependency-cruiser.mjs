@@ -29,7 +29,9 @@ export const LAYERS = [
   {
     name: "example providers",
     folders: ["providers"],
-    onlyImports: ["src/kit", "src/protocol"],
+    // src/core/terms: the terms and scores the corpus engine ranks with, shared with the passages
+    // of a fetched page so that both rank one way.
+    onlyImports: ["src/kit", "src/protocol", "src/core/terms"],
   },
   { name: "http", folders: ["src/http"] },
   // Metrics and traces (prom-client, OpenTelemetry) behind src/core's telemetry ports: the roots
@@ -70,11 +72,12 @@ export const SOCKET_PACKAGES = {
 
 /**
  * Where the parts of a full-text search engine (a stemmer) may be imported: built-ins and example
- * providers rank their own documents; the transport only reaches providers, and the core only fuses
- * what they return.
+ * providers rank their own documents, and src/core/terms holds the terms and scores the corpus
+ * engine and a fetched page's passages share; the transport only reaches providers, and the rest
+ * of the core only fuses what they return.
  */
 export const ENGINE_PACKAGES = ["stemmer"];
-export const ENGINE_ALLOWED = ["src/builtins", "providers"];
+export const ENGINE_ALLOWED = ["src/builtins", "providers", "src/core/terms"];
 
 /** The folders the check reads; the `check:imports` script in package.json names the same. */
 export const CHECKED = ["src", "providers", "scripts", "bin", "bench"];
@@ -223,7 +226,9 @@ export default {
     },
     {
       name: "engine:only-in-builtins-and-providers",
-      comment: "A search engine ranks documents inside a built-in or a provider, nowhere else.",
+      comment:
+        "A search engine ranks documents inside a built-in or a provider, and its terms and " +
+        "scores live in src/core/terms; nowhere else.",
       severity: "error",
       from: { pathNot: under(ENGINE_ALLOWED) },
       to: { path: packages(ENGINE_PACKAGES) },

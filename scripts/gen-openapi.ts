@@ -31,6 +31,8 @@ import {
 } from "../src/protocol/mod.ts";
 import { ExpandAskSchema, RefreshAskSchema } from "../src/protocol/action-request-schema.ts";
 import { StreamEventSchema } from "../src/protocol/stream-event-schema.ts";
+import { CrawlEventSchema } from "../src/protocol/crawl-event-schema.ts";
+import { CrawlRequestSchema } from "../src/protocol/crawl-request.ts";
 import type { EnvelopeCode } from "../src/protocol/codes.ts";
 import { CODES } from "../src/envelope/code-table.ts";
 import { ROUTES } from "../src/http/route-table.ts";
@@ -66,6 +68,8 @@ const COMPONENTS: Record<string, GenericSchema> = {
   FetchResult: FetchResultSchema,
   VerifyRequest: VerifyRequestSchema,
   VerifyResult: VerifyResultSchema,
+  CrawlRequest: CrawlRequestSchema,
+  CrawlEvent: CrawlEventSchema,
 };
 
 const TAGS = [

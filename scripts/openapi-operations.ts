@@ -19,6 +19,7 @@ import {
   OPEN_READ,
   raw,
   READ,
+  schemaRef,
   SEARCH,
   SEARCH_OK,
 } from "./openapi-answers.ts";
@@ -50,7 +51,9 @@ const FETCH_ABOUT = "Fetches one http(s) page under the manifest's fetch policy 
   "network unless opened, every redirect and resolved address checked, robots.txt honoured) " +
   "and answers its main content as markdown or text, with anchors, links, the SHA-256 of the " +
   "body and of the text, and a receipt the gateway signs (a compact JWS, checkable with " +
-  "/.well-known/jwks.json). Admitted as a search is; a cached page says `cached` and `age_ms`.";
+  "/.well-known/jwks.json). Admitted as a search is; a cached page says `cached` and `age_ms`. " +
+  "With `query`, `evidence.passages` holds the paragraphs that answer it best (`max_passages`, " +
+  "default 3), ranked as the corpus engine ranks documents.";
 
 /** A fetch's refusals once read: its policy, the page, and its admission as a search. */
 const FETCH: EnvelopeCode[] = [
@@ -64,6 +67,28 @@ const FETCH: EnvelopeCode[] = [
   "overloaded",
   "rate_limited",
 ];
+
+/** A crawl's stream: its events in NDJSON, or in SSE for `Accept: text/event-stream`. */
+const CRAWL_OK: Fragment = {
+  description: "The crawl's events as they happen: one `page` per page fetched (its `result` as " +
+    "POST /v1/fetch answers it), `skipped` for each URL not fetched, then `done` with the counts; " +
+    'each event is a `CrawlEvent` (docs/envelope.md, "Crawling a site").',
+  headers: { "x-request-id": { $ref: "#/components/headers/RequestId" } },
+  content: {
+    "application/x-ndjson": {
+      schema: { type: "string", description: "one CrawlEvent per line, as JSON" },
+      "x-item-schema": schemaRef("CrawlEvent"),
+    },
+    "text/event-stream": {
+      schema: {
+        type: "string",
+        description: "Server-Sent Events: `event:` the event's name, `data:` the CrawlEvent as " +
+          "JSON; a `: heartbeat` comment every 15 s while waiting",
+      },
+      "x-item-schema": schemaRef("CrawlEvent"),
+    },
+  },
+};
 
 const queryParam = (name: string, description: string, schema: Fragment) => ({
   name,
@@ -89,6 +114,10 @@ const FETCH_PARAMETERS: Fragment[] = [
   queryParam("include_raw", "`true`: add the body as received, base64.", {
     type: "string",
     enum: ["true", "false"],
+  }),
+  queryParam("query", "Adds `evidence.passages`, ranked against this query.", { type: "string" }),
+  queryParam("max_passages", "Passages answered at most (1 to 10, default 3; needs `query`).", {
+    type: "string",
   }),
 ];
 
@@ -170,6 +199,29 @@ export const OPERATIONS: Record<string, Partial<Record<"get" | "post" | "delete"
         requestBody: jsonBody("FetchRequest"),
         ok: okEnvelope("FetchResult", "The page's evidence and its receipt."),
         refusals: [...GUARDED, ...BODY, ...FETCH],
+      },
+    },
+    "/v1/crawl": {
+      post: {
+        id: "crawl",
+        tag: "evidence",
+        summary: "A bounded crawl of one site",
+        description: "Fetches a page and the pages of its origin it links to, breadth first, to " +
+          "`max_depth` links and at most `max_pages` pages (1 to 50, default 10), every page " +
+          "under the rules of POST /v1/fetch and admitted as a fetch; robots.txt honoured, at " +
+          "most 2 requests in flight and the site's Crawl-delay between them. Refusals of the " +
+          "request, the first URL or the first page's admission are envelopes; the rest is a " +
+          "stream that stops when the caller goes away.",
+        requestBody: jsonBody("CrawlRequest"),
+        ok: CRAWL_OK,
+        refusals: [
+          ...GUARDED,
+          ...BODY,
+          "fetch_disabled",
+          "url_forbidden",
+          "overloaded",
+          "rate_limited",
+        ],
       },
     },
     "/v1/verify": {

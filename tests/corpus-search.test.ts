@@ -11,7 +11,7 @@ import {
   type CorpusDocument,
   type CorpusOptions,
 } from "../providers/corpus/corpus-adapter.ts";
-import { expandsByPrefix, processTerm, tokenize } from "../providers/corpus/corpus-terms.ts";
+import { expandsByPrefix, processTerm, tokenize } from "../src/core/terms/text-terms.ts";
 
 const signal = new AbortController().signal;
 

@@ -267,24 +267,29 @@ describe("import check", () => {
     ]);
   });
 
-  it("reports an example provider that imports past the kit and the protocol, or another provider", async () => {
+  it("reports an example provider that imports past the kit, the protocol and src/core/terms, or another provider", async () => {
     const { violations } = await check(
       await fixture({
         "providers/alpha/adapter.ts": 'import { kit } from "../../src/kit/m.ts";\n' +
           'import { limit } from "../../src/protocol/m.ts";\n' +
+          'import { terms } from "../../src/core/terms/m.ts";\n' +
+          'import { core } from "../../src/core/m.ts";\n' +
           'import { transport } from "../../src/transport/m.ts";\n' +
           'import { beta } from "../beta/m.ts";\n' +
           'import { shared } from "../shared/m.ts";\n' +
-          "export const adapter = [kit, limit, transport, beta, shared];\n",
+          "export const adapter = [kit, limit, terms, core, transport, beta, shared];\n",
         "providers/beta/m.ts": "export const beta = 1;\n",
         "providers/shared/m.ts": "export const shared = 1;\n",
         "src/kit/m.ts": "export const kit = 1;\n",
         "src/protocol/m.ts": "export const limit = 1;\n",
+        "src/core/terms/m.ts": "export const terms = 1;\n",
+        "src/core/m.ts": "export const core = 1;\n",
         "src/transport/m.ts": "export const transport = 1;\n",
       }),
     );
     assert.deepEqual(violations.map(describeViolation).sort(), [
-      "layer:example-providers-imports-only-kit-and-protocol: providers/alpha/adapter.ts -> src/transport/m.ts",
+      "layer:example-providers-imports-only-kit-and-protocol-and-core-terms: providers/alpha/adapter.ts -> src/core/m.ts",
+      "layer:example-providers-imports-only-kit-and-protocol-and-core-terms: providers/alpha/adapter.ts -> src/transport/m.ts",
       "providers:each-stays-in-its-folder: providers/alpha/adapter.ts -> providers/beta/m.ts",
     ]);
   });
@@ -365,7 +370,7 @@ describe("import check", () => {
     ]);
   });
 
-  it("reports a search engine's parts imported outside the built-ins and the example providers", async () => {
+  it("reports a search engine's parts imported outside the built-ins, the example providers and src/core/terms", async () => {
     const engine = {
       "node_modules/stemmer/package.json": JSON.stringify({
         name: "stemmer",
@@ -379,11 +384,14 @@ describe("import check", () => {
       await fixture({
         ...engine,
         "src/transport/m.ts": source,
+        "src/core/m.ts": source,
+        "src/core/terms/m.ts": source,
         "src/builtins/m.ts": source,
         "providers/corpus/m.ts": source,
       }),
     );
-    assert.deepEqual(violations.map(describeViolation), [
+    assert.deepEqual(violations.map(describeViolation).sort(), [
+      "engine:only-in-builtins-and-providers: src/core/m.ts -> node_modules/stemmer/index.js",
       "engine:only-in-builtins-and-providers: src/transport/m.ts -> node_modules/stemmer/index.js",
     ]);
   });

@@ -146,6 +146,7 @@ describe("GET /: an index of the gateway", () => {
       "/v1/search",
       "/v1/expand",
       "/v1/fetch",
+      "/v1/crawl",
       "/v1/verify",
       "/v1/refresh",
       "/v1/providers",

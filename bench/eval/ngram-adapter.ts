@@ -1,11 +1,11 @@
 /**
  * Character n-gram TF-IDF with cosine similarity over title and text: a method that matches parts
  * of words (a stem, a compound's half, a misspelling), for the `methods` setups of `npm run eval`.
- * Each word of the corpus provider's terms (corpus-terms.ts, unstemmed), padded with a space on
+ * Each word of the corpus provider's terms (src/core/terms/text-terms.ts, unstemmed), padded with a space on
  * either side, gives its 3- and 4-character grams, scored by tfidf-adapter.ts's cosine.
  */
 import type { CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
-import { processTerm, tokenize } from "../../providers/corpus/corpus-terms.ts";
+import { processTerm, tokenize } from "../../src/core/terms/text-terms.ts";
 import type { SearchAdapter } from "../../src/kit/mod.ts";
 import { cosineAdapter } from "./tfidf-adapter.ts";
 

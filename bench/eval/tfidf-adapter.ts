@@ -1,10 +1,10 @@
 /**
  * TF-IDF with cosine similarity over title and text: the classic vector-space method, here as a
  * second opinion beside BM25 for the `methods` setup of `npm run eval`. Weights are (1 + ln tf) x
- * ln(N / df) on both sides; the terms are the corpus provider's own (corpus-terms.ts).
+ * ln(N / df) on both sides; the terms are the corpus provider's own (src/core/terms/text-terms.ts).
  */
 import type { CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
-import { processTerm, tokenize } from "../../providers/corpus/corpus-terms.ts";
+import { processTerm, tokenize } from "../../src/core/terms/text-terms.ts";
 import type { SearchAdapter } from "../../src/kit/mod.ts";
 
 function termCounts(text: string): Map<string, number> {

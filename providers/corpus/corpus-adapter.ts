@@ -1,7 +1,7 @@
 /**
  * A full-text search adapter over a list of documents: an inverted index of our own
  * (corpus-index.ts) ranked by stemmed InExpB2 (corpus-rank.ts, corpus-search.ts), with the terms
- * of corpus-terms.ts (stopwords out, identifiers whole, prefix matching only for a short query's
+ * of src/core/terms/text-terms.ts (stopwords out, identifiers whole, prefix matching only for a short query's
  * last term). It answers `stats`, so shards of one index in a score group score with the group's
  * sums. The example corpus providers serve it over HTTP; the composition roots (src/runtime,
  * src/cli, and scripts/build-worker.ts for the Worker) build the `workspace` built-in from it over

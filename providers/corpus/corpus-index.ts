@@ -4,7 +4,7 @@
  * `stats` action use them. A title's terms count once more than the text's (TITLE_EXTRA_COUNT), so
  * every count stays a whole number that shards of one index can add up exactly.
  */
-import { termsOf } from "./corpus-terms.ts";
+import { termsOf } from "../../src/core/terms/text-terms.ts";
 
 /**
  * How many more times a title's terms count than the text's. Title and text are one field, so a

@@ -6,13 +6,14 @@
  */
 import type { CollectionStats } from "../../src/protocol/collection-stats.ts";
 import type { CorpusIndex } from "./corpus-index.ts";
-import { expandsByPrefix, processTerm, stem, tokenize } from "./corpus-terms.ts";
+import { expandsByPrefix, processTerm, stem, tokenize } from "../../src/core/terms/text-terms.ts";
+import {
+  type RankingModel,
+  type Statistics,
+  termScorer,
+} from "../../src/core/terms/term-scores.ts";
 
-/**
- * `dfr`: divergence from randomness, InExpB2 (Amati and van Rijsbergen): 0.391 / 0.430 nDCG@10 on
- * Cranfield / CISI stemmed, against 0.377 / 0.406 for BM25. `bm25`: Robertson's BM25.
- */
-export type RankingModel = "dfr" | "bm25";
+export type { RankingModel };
 
 /** RM3 relevance feedback: the query grows by the words of its best first-pass documents. */
 export type Feedback = {
@@ -23,12 +24,6 @@ export type Feedback = {
   /** The original query's share of the new one (0 to 1). */
   original_weight: number;
 };
-
-/** InExpB2's length normalisation c: 0.5 scored as well as 0.4 to 0.7 on Cranfield; CISI agreed. */
-const DFR_C = 0.5;
-/** BM25's k1 and b, Robertson's values: the ones the corpus provider always shipped. */
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
 
 /**
  * A prefix completion counts half an exact match: it is a guess at the word being typed, and must
@@ -58,13 +53,6 @@ export function queryTerms(index: CorpusIndex, query: string): QueryTerm[] {
   });
   return [...byTerm.values()];
 }
-
-/** The statistics a search scores with: its index's own, or its score group's sums. */
-type Statistics = {
-  documents: number;
-  averageLength: number;
-  of(term: string): { df: number; cf: number };
-};
 
 function localStatistics(index: CorpusIndex): Statistics {
   return {
@@ -100,30 +88,6 @@ export function statisticsFor(index: CorpusIndex, sums: CollectionStats | undefi
       }
       return { df: summed.document_frequency, cf: summed.collection_frequency };
     },
-  };
-}
-
-/** The score of one term's frequency `tf` in a document of length `length`. */
-function termScorer(
-  model: RankingModel,
-  s: Statistics,
-  df: number,
-  cf: number,
-): (tf: number, length: number) => number {
-  const n = s.documents;
-  if (model === "bm25") {
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    return (tf, length) =>
-      idf * tf * (BM25_K1 + 1) /
-      (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / s.averageLength));
-  }
-  // InExpB2: the expected document frequency of a term spread at random, and Bernoulli's after-effect.
-  const expected = n * (1 - Math.pow((n - 1) / n, cf));
-  const idf = Math.log2((n + 1) / (expected + 0.5));
-  const gain = (cf + 1) / df;
-  return (tf, length) => {
-    const tfn = tf * Math.log2(1 + DFR_C * s.averageLength / length);
-    return tfn * idf * gain / (tfn + 1);
   };
 }
 

@@ -16,7 +16,7 @@ import {
 } from "./corpus-rank.ts";
 
 export type Ranking = {
-  /** English stemming of titles and text (corpus-terms.ts); off for code-heavy or non-English corpora. */
+  /** English stemming of titles and text (src/core/terms/text-terms.ts); off for code-heavy or non-English corpora. */
   stemming: boolean;
   model: RankingModel;
   /** Off (null) unless asked: it is always off for a search that carries a score group's sums. */

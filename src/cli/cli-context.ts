@@ -38,7 +38,7 @@ export type CliContext = {
    * in-process search). Asking for it replaces the default of dying at once.
    */
   interrupted: () => AbortSignal;
-  /** Only for `serve`, which has no envelope: its "listening" line. */
+  /** For `serve`'s "listening" line and `crawl`'s line per page, printed as they happen. */
   writeStdout: (text: string) => void;
 };
 

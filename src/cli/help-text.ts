@@ -11,6 +11,7 @@ commands:
   doctor               check the configuration and the gateway, listing every problem
   expand               the evidence behind a search result's locator
   fetch URL            a page as evidence (markdown, hashes, a signed receipt); --out DIR a bundle
+  crawl URL            a bounded crawl of one site: a line per page fetched
   verify DIR           check a bundle offline: receipt, text, raw body and --quote TEXT
   connect URL          save the gateway URL and which variable holds its token
   schema NAME          print a JSON Schema (envelope, search-request, provider-manifest, ...)
@@ -74,6 +75,18 @@ export const HELP: Record<string, string> = {
   --timeout-ms N       the fetch's timeout, 1..60000 (default 10000)
   --out DIR            write a bundle: raw.<ext> (the body as received), normalized.md,
                        anchors.jsonl, links.json, receipt.json and the gateway's jwks.json
+  --gateway URL        the gateway to ask (else the saved connection, else http://127.0.0.1:8787)
+  --json               print the envelope (one JSON object) and exit with its exit_code
+`,
+  crawl: `usage: tracefetch crawl URL [options]
+
+  a bounded crawl of URL's site (POST /v1/crawl): the page and the pages of its origin it links
+  to, breadth first, every page fetched as tracefetch fetch would, robots.txt honoured. Prints a
+  line per page as it arrives (depth, URL, title), then the counts; --json prints one envelope
+  with the counts (the pages' evidence is in the route's events).
+  --max-pages N        pages fetched at most, 1..50 (default 10)
+  --max-depth N        links followed from URL at most, 0..3 (default 1)
+  --query TEXT         rank each page's passages against TEXT; the best one is shown
   --gateway URL        the gateway to ask (else the saved connection, else http://127.0.0.1:8787)
   --json               print the envelope (one JSON object) and exit with its exit_code
 `,

@@ -52,6 +52,10 @@ const COMMANDS: Record<string, { command: Command; load: () => Promise<Run> }> =
     command: "fetch",
     load: async () => (await import("./fetch-command.ts")).fetchCommand,
   },
+  crawl: {
+    command: "crawl",
+    load: async () => (await import("./crawl-command.ts")).crawlCommand,
+  },
   verify: {
     command: "verify",
     load: async () => (await import("./verify-command.ts")).verifyCommand,

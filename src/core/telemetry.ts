@@ -45,6 +45,11 @@ export interface MetricsPort {
   cacheLookup(provider: string, result: CacheResult): void;
   /** A caller refused for who it is or what it may do (a token, a scope, its limits). */
   refused(code: string): void;
+  /**
+   * A crawl that ran (`POST /v1/crawl`): how it ended (its `done` event's `ended`, or `cancelled`
+   * when its caller left), and the pages it answered.
+   */
+  crawled(ended: string, pages: number): void;
   /** An HTTP request answered; `route` is the route's pattern, never the request's path. */
   served(route: string, method: string, status: number, seconds: number): void;
   /** Reads these values at each collection. */

@@ -22,7 +22,13 @@ import { abortFailure, failure } from "./send-judged.ts";
 const robotsParser = robotsParserModule as unknown as typeof import("robots-parser").default;
 
 export type RobotsVerdict =
-  | { ok: true; allowed: boolean; unavailable: boolean }
+  | {
+    ok: true;
+    allowed: boolean;
+    unavailable: boolean;
+    /** The site's `Crawl-delay` for the gateway's user agent, in ms; null when it names none. */
+    crawlDelayMs: number | null;
+  }
   | { ok: false; outcome: FetchFailure };
 
 const lenientUtf8 = new TextDecoder();
@@ -47,15 +53,20 @@ export async function robotsVerdict(
   }
   switch (answer.kind) {
     case "allow_all":
-      return { ok: true, allowed: true, unavailable: true };
+      return { ok: true, allowed: true, unavailable: true, crawlDelayMs: null };
     case "disallow_all":
-      return { ok: true, allowed: false, unavailable: true };
-    case "rules":
+      return { ok: true, allowed: false, unavailable: true, crawlDelayMs: null };
+    case "rules": {
+      const delay = answer.rules.getCrawlDelay(deps.userAgent);
       return {
         ok: true,
         allowed: answer.rules.isAllowed(url.href, deps.userAgent) ?? true,
         unavailable: false,
+        crawlDelayMs: typeof delay === "number" && Number.isFinite(delay) && delay >= 0
+          ? delay * 1000
+          : null,
       };
+    }
     default: {
       const never: never = answer;
       return never;

@@ -3,7 +3,8 @@
  * fetch route reaches the cache port, so that a reshaped port changes this file alone.
  *
  * A fetch's identity is the canonical JSON of its URL and the options that decide its answer
- * (format, max_chars, include_raw). It is looked up under the URL asked for, and stored under that
+ * (format, max_chars, include_raw); a `query` is not one of them, since the passages it asks for are
+ * made from the cached text at answer time, each query its own. It is looked up under the URL asked for, and stored under that
  * one and under the final URL a redirect led to, so a later fetch of either finds it. Pages are
  * shared through the state store only when the manifest's `fetch` block opens no private range:
  * an intranet page stays in the memory of the instance that fetched it.

@@ -55,6 +55,9 @@ const loadActionRequests = lazy(() => import("../protocol/action-request.ts"));
 /** The fetch and verify routes (fetch-route.ts), loaded with the first of either. */
 const loadFetchRoute = lazy(() => import("./fetch-route.ts"));
 
+/** The crawl route (crawl-route.ts), loaded with the first crawl. */
+const loadCrawlRoute = lazy(() => import("./crawl-route.ts"));
+
 /** The MCP endpoint (docs/mcp.md), loaded with the first `/mcp` request: its own module on Workers. */
 const loadMcp = lazy(() => import("./mcp/mcp-endpoint.ts"));
 
@@ -251,6 +254,28 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
       return problemResponse("verify", code, requestId, message, field);
     }
     return envelopeResponse(await answerVerify(state, parsed.request, requestId));
+  });
+
+  app.post("/v1/crawl", async (c) => {
+    const requestId = c.get("requestId");
+    const read = await jsonBody(c, "crawl");
+    if (read instanceof Response) return read;
+    const { answerCrawl, parseCrawlRequestText } = await loadCrawlRoute();
+    const parsed = parseCrawlRequestText(read);
+    if (!parsed.ok) {
+      const { code, message, field } = parsed.problem;
+      return problemResponse("crawl", code, requestId, message, field);
+    }
+    return await answerCrawl(c, state, evidence, {
+      request: parsed.request,
+      // NDJSON unless the caller asks for Server-Sent Events.
+      format: streamFormat(c.req.header("accept"), null) === "sse" ? "sse" : "ndjson",
+      caller: c.get("caller"),
+      client: c.get("clientAddress"),
+      requestId,
+      signal: c.req.raw.signal,
+      later: afterAnswer(c),
+    });
   });
 
   /** A JSON body as text, or the answer refusing it (media type, size, deadline, UTF-8). */

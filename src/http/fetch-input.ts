@@ -23,9 +23,11 @@ const FETCH_PARAMS = [
   "max_age_seconds",
   "timeout_ms",
   "include_raw",
+  "query",
+  "max_passages",
   "pretty",
 ];
-const NUMBERS = new Set(["max_chars", "max_age_seconds", "timeout_ms"]);
+const NUMBERS = new Set(["max_chars", "max_age_seconds", "timeout_ms", "max_passages"]);
 
 export function fetchRequestFromQuery(url: URL): Parsed<FetchAsk> {
   const decoded = decodeQuery(url.search);

@@ -2,7 +2,8 @@
  * `POST /v1/fetch`, `GET /v1/fetch?url=...` and `POST /v1/verify` (docs/envelope.md, "Fetching a
  * page"): the HTTP side of evidence. A fetch is admitted as a search is (caller limits, an
  * in-flight slot), looked up in the answer cache, fetched by src/evidence under the manifest's
- * policy, signed into a receipt when the gateway holds a key, and kept in the cache. Loaded with
+ * policy, signed into a receipt when the gateway holds a key, and kept in the cache; the passages
+ * for a query are made from the text at answer time, never cached with it. Loaded with
  * the first fetch or verify: on Workers a module of its own that searches never load.
  *
  * Invariants:
@@ -14,7 +15,12 @@
 import * as v from "valibot";
 import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { FetchAsk, VerifyAsk } from "../protocol/fetch-request.ts";
-import { type Anchor, type FetchResult, FetchResultSchema } from "../protocol/evidence-schema.ts";
+import {
+  type Anchor,
+  evidenceText,
+  type FetchResult,
+  FetchResultSchema,
+} from "../protocol/evidence-schema.ts";
 import { buildEnvelope, problemEnvelope } from "../envelope/build-envelope.ts";
 import { signReceipt } from "../auth/fetch-receipt.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
@@ -25,12 +31,14 @@ import {
   createRobotsCache,
   type Evidence,
   fetchEvidence,
+  type FetchPolicy,
   fetchPolicyOf,
   fetchUserAgent,
   type Resolver,
   type RobotsCache,
 } from "../evidence/mod.ts";
 import { anchorsOf, headingsOf } from "../evidence/page-anchors.ts";
+import { passagesOf } from "../evidence/page-passages.ts";
 import { verifyEvidence } from "../evidence/verify-evidence.ts";
 
 // The readers of the routes' requests load with this module, not with every search.
@@ -70,26 +78,60 @@ function instanceOf(state: GatewayState) {
   return kept;
 }
 
-export async function answerFetch(
+/** What a fetch needs, or the answer of a gateway that cannot fetch (no fetch block, no way out). */
+export function fetchReady(
   state: GatewayState,
   ports: EvidencePorts | null,
-  call: FetchCall,
-): Promise<Envelope> {
-  const { request, requestId } = call;
+  command: "fetch" | "crawl",
+  requestId: string,
+):
+  | { ok: true; ports: EvidencePorts; policy: FetchPolicy; robots: RobotsCache }
+  | { ok: false; envelope: Envelope } {
   const { policy, robots } = instanceOf(state);
-  if (policy === null || ports === null) {
-    return problemEnvelope(
-      "fetch",
+  if (policy !== null && ports !== null) return { ok: true, ports, policy, robots };
+  return {
+    ok: false,
+    envelope: problemEnvelope(
+      command,
       "fetch_disabled",
       requestId,
       policy === null
         ? "this gateway does not fetch pages: its manifest has no fetch block (docs/security.md)"
         : "this gateway's runtime gave it no way to reach pages",
-    );
-  }
-  const fetching = await state.pageFetching();
-  const admission = await fetching.admit(call);
+    ),
+  };
+}
+
+export async function answerFetch(
+  state: GatewayState,
+  ports: EvidencePorts | null,
+  call: FetchCall,
+): Promise<Envelope> {
+  const ready = fetchReady(state, ports, "fetch", call.requestId);
+  if (!ready.ok) return ready.envelope;
+  const admission = await (await state.pageFetching()).admit(call);
   if (!admission.ok) return admission.envelope;
+  try {
+    return await fetchAdmitted(state, ready.ports, call);
+  } finally {
+    admission.release();
+  }
+}
+
+/**
+ * One admitted fetch: from the answer cache, or fetched under the manifest's policy. The caller
+ * holds its admission (a slot, its count against the caller's limits) until this settles.
+ */
+export async function fetchAdmitted(
+  state: GatewayState,
+  ports: EvidencePorts,
+  call: FetchCall,
+): Promise<Envelope> {
+  const { request, requestId } = call;
+  const ready = fetchReady(state, ports, "fetch", requestId);
+  if (!ready.ok) return ready.envelope;
+  const { policy, robots } = ready;
+  const fetching = await state.pageFetching();
   const started = state.config.now();
   /** The answer, its trace recorded after it when mining is on (docs/security.md). */
   const traced = (envelope: Envelope, page: Partial<FetchResult> = {}): Envelope => {
@@ -115,45 +157,46 @@ export async function answerFetch(
     );
     return envelope;
   };
-  try {
-    const hit = await fetching.pages.lookup(request);
-    const cached = hit === null ? null : storedResult(hit.text);
-    if (hit !== null && cached !== null) {
-      const result = { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) };
+  const hit = await fetching.pages.lookup(request);
+  const cached = hit === null ? null : storedResult(hit.text);
+  if (hit !== null && cached !== null) {
+    const result = withPassages(
+      { ...cached, cached: true, age_ms: Math.max(0, Math.round(hit.ageMs)) },
+      request,
+    );
+    return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
+  }
+  const outcome = await fetchEvidence(request, policy, {
+    resolve: ports.resolve,
+    connector: ports.connector,
+    now: state.config.wallClock,
+    signal: call.signal,
+    robots,
+    userAgent: fetchUserAgent(VERSION),
+  });
+  switch (outcome.outcome) {
+    case "fetched": {
+      const made = await resultOf(state, request, outcome.evidence, outcome.body);
+      // Kept without passages: a later fetch of the page may ask another query.
+      const text = JSON.stringify(made);
+      call.later(() => fetching.pages.store(request, outcome.evidence.final_url, text));
+      const result = withPassages(made, request);
       return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
     }
-    const outcome = await fetchEvidence(request, policy, {
-      resolve: ports.resolve,
-      connector: ports.connector,
-      now: state.config.wallClock,
-      signal: call.signal,
-      robots,
-      userAgent: fetchUserAgent(VERSION),
-    });
-    switch (outcome.outcome) {
-      case "fetched": {
-        const result = await resultOf(state, request, outcome.evidence, outcome.body);
-        const text = JSON.stringify(result);
-        call.later(() => fetching.pages.store(request, outcome.evidence.final_url, text));
-        return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
-      }
-      case "refused":
-        return traced(
-          problemEnvelope("fetch", outcome.code, requestId, outcome.message, "url"),
-        );
-      case "failed":
-        return traced(
-          problemEnvelope("fetch", "fetch_failed", requestId, outcome.message, undefined, {
-            anyRetryable: outcome.retryable,
-          }),
-        );
-      default: {
-        const never: never = outcome;
-        throw new Error(`unhandled fetch outcome ${JSON.stringify(never)}`);
-      }
+    case "refused":
+      return traced(
+        problemEnvelope("fetch", outcome.code, requestId, outcome.message, "url"),
+      );
+    case "failed":
+      return traced(
+        problemEnvelope("fetch", "fetch_failed", requestId, outcome.message, undefined, {
+          anyRetryable: outcome.retryable,
+        }),
+      );
+    default: {
+      const never: never = outcome;
+      throw new Error(`unhandled fetch outcome ${JSON.stringify(never)}`);
     }
-  } finally {
-    admission.release();
   }
 }
 
@@ -184,6 +227,14 @@ async function resultOf(
   const result: FetchResult = { evidence, receipt, cached: false, warnings };
   if (request.include_raw) result.raw_base64 = base64Of(raw);
   return result;
+}
+
+/** The result with the passages of its text for the request's query, when it has one. */
+function withPassages(result: FetchResult, request: FetchAsk): FetchResult {
+  if (request.query === undefined) return result;
+  const { evidence } = result;
+  const passages = passagesOf(evidenceText(evidence), request.query, request.max_passages);
+  return { ...result, evidence: { ...evidence, passages } };
 }
 
 function base64Of(bytes: Uint8Array): string {

@@ -56,6 +56,14 @@ export const ROUTES: readonly Route[] = [
       "a page as evidence: GET ?url=... or POST {url}; markdown, anchors, hashes and a signed receipt",
   },
   {
+    pattern: "/v1/crawl",
+    path: "/v1/crawl",
+    command: "crawl",
+    allow: "POST",
+    answers:
+      "a bounded crawl of one site as NDJSON or SSE: POST {url, max_pages, max_depth, query}; a page event per page",
+  },
+  {
     pattern: "/v1/verify",
     path: "/v1/verify",
     command: "verify",

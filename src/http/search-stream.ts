@@ -35,14 +35,20 @@ function frame(format: StreamFormat, event: Record<string, unknown> & { event: s
   return format === "ndjson" ? `${json}\n` : `event: ${event.event}\ndata: ${json}\n\n`;
 }
 
-/** Streams an admitted search; its in-flight slot is given back once the last event is written. */
-export function streamSearch(
+/** Writes one event; events are written in the order they are sent. */
+export type SendEvent = (event: Record<string, unknown> & { event: string }) => void;
+
+/**
+ * A stream of events in `format` with the headers every stream of the gateway has, a heartbeat
+ * every `heartbeatMs`, and a signal that aborts when the caller goes away: `run` sends the events,
+ * and the stream ends once it has settled and every event was written.
+ */
+export function eventStream(
   c: Context,
   format: StreamFormat,
-  search: AdmittedSearch,
   requestId: string,
   heartbeatMs: number,
-  later: RunOptions["later"],
+  run: (send: SendEvent, signal: AbortSignal, written: () => Promise<unknown>) => Promise<void>,
 ): Response {
   c.header("content-type", CONTENT_TYPES[format]);
   c.header("x-content-type-options", NO_SNIFF["x-content-type-options"]);
@@ -55,7 +61,7 @@ export function streamSearch(
     out.onAbort(() => left.abort());
     const signal = AbortSignal.any([c.req.raw.signal, left.signal]);
     let writes: Promise<unknown> = Promise.resolve();
-    const send = (event: Record<string, unknown> & { event: string }) => {
+    const send: SendEvent = (event) => {
       writes = writes.then(() => out.write(frame(format, event)));
     };
     const heartbeat = setInterval(() => {
@@ -68,21 +74,36 @@ export function streamSearch(
       );
     }, heartbeatMs);
     try {
-      await search.run({
-        signal,
-        later,
-        onPlan: (decision) => send({ event: "plan", request_id: requestId, decision }),
-        onAttempt: (index, attempt) =>
-          send({ event: "provider", request_id: requestId, index, attempt }),
-      }, async ({ completed, mining }) => {
-        if (!signal.aborted) {
-          send({ event: "merged", request_id: requestId, merged: completed.result.merged ?? [] });
-          send({ event: "done", ...doneEnvelope(completed, requestId, mining) });
-        }
-        await writes;
-      });
+      await run(send, signal, () => writes);
+      await writes;
     } finally {
       clearInterval(heartbeat);
     }
+  });
+}
+
+/** Streams an admitted search; its in-flight slot is given back once the last event is written. */
+export function streamSearch(
+  c: Context,
+  format: StreamFormat,
+  search: AdmittedSearch,
+  requestId: string,
+  heartbeatMs: number,
+  later: RunOptions["later"],
+): Response {
+  return eventStream(c, format, requestId, heartbeatMs, async (send, signal, written) => {
+    await search.run({
+      signal,
+      later,
+      onPlan: (decision) => send({ event: "plan", request_id: requestId, decision }),
+      onAttempt: (index, attempt) =>
+        send({ event: "provider", request_id: requestId, index, attempt }),
+    }, async ({ completed, mining }) => {
+      if (!signal.aborted) {
+        send({ event: "merged", request_id: requestId, merged: completed.result.merged ?? [] });
+        send({ event: "done", ...doneEnvelope(completed, requestId, mining) });
+      }
+      await written();
+    });
   });
 }

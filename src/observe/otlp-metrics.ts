@@ -78,6 +78,11 @@ export class OtlpMetrics implements MetricsPort {
     this.#add("tracefetch_caller_refusals_total", { code });
   }
 
+  crawled(ended: string, pages: number): void {
+    this.#add("tracefetch_crawls_total", { ended });
+    this.#add("tracefetch_crawl_pages_total", {}, pages);
+  }
+
   served(route: string, method: string, status: number, seconds: number): void {
     this.#observe("http_server_request_duration_seconds", {
       http_route: route,

@@ -21,6 +21,8 @@ export class PrometheusMetrics implements MetricsPort {
   readonly #cost: Counter<"provider">;
   readonly #cache: Counter<"provider" | "result">;
   readonly #refusals: Counter<"code">;
+  readonly #crawls: Counter<"ended">;
+  readonly #crawlPages: Counter<string>;
   readonly #requests: Histogram<"http_route" | "http_request_method" | "http_response_status_code">;
   #sources: GaugeSources | null = null;
 
@@ -74,6 +76,17 @@ export class PrometheusMetrics implements MetricsPort {
       name: `${PREFIX}caller_refusals_total`,
       help: "Requests refused for their caller: token, scope or caller limits, by code.",
       labelNames: ["code"],
+      registers,
+    });
+    this.#crawls = new Counter({
+      name: `${PREFIX}crawls_total`,
+      help: "Crawls that ran, by how they ended (cancelled: the caller left).",
+      labelNames: ["ended"],
+      registers,
+    });
+    this.#crawlPages = new Counter({
+      name: `${PREFIX}crawl_pages_total`,
+      help: "Pages crawls answered as page events.",
       registers,
     });
     this.#requests = new Histogram({
@@ -136,6 +149,11 @@ export class PrometheusMetrics implements MetricsPort {
 
   refused(code: string): void {
     this.#refusals.inc({ code });
+  }
+
+  crawled(ended: string, pages: number): void {
+    this.#crawls.inc({ ended });
+    this.#crawlPages.inc(pages);
   }
 
   served(route: string, method: string, status: number, seconds: number): void {

@@ -189,6 +189,7 @@ export const COMMANDS = [
   "refresh",
   "fetch",
   "verify",
+  "crawl",
   "schema",
   "validate",
   "conformance",

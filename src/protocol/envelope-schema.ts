@@ -20,6 +20,7 @@ import {
 } from "./codes.ts";
 import { ReplayResultSchema } from "./replay-result-schema.ts";
 import { FetchResultSchema, VerifyResultSchema } from "./evidence-schema.ts";
+import { CrawlResultSchema } from "./crawl-event-schema.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** A moment as RFC 3339 in UTC, as `Date.prototype.toISOString` writes it. */
@@ -380,6 +381,7 @@ export const EnvelopeSchema = v.strictObject({
       ReplayResultSchema,
       FetchResultSchema,
       VerifyResultSchema,
+      CrawlResultSchema,
     ]),
   ),
   mining: v.optional(MiningSchema),

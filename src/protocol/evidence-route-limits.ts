@@ -16,6 +16,15 @@ export const MIN_FETCH_TIMEOUT_MS = 1;
  */
 export const MAX_RECEIPT_CHARS = 24_000;
 
+/**
+ * Passages a fetch with a `query` answers at most (`max_passages`): the few paragraphs an agent
+ * reads instead of the page; past ten it is reading the page again.
+ */
+export const MAX_PASSAGES = 10;
+
+/** Passages answered when the request names no `max_passages`: the paragraph that answers and two that may. */
+export const DEFAULT_PASSAGES = 3;
+
 /** A quote to look for: a passage an agent cites, not a page. */
 export const MAX_QUOTE_CHARS = 4_000;
 

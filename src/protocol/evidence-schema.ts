@@ -6,6 +6,7 @@
 import * as v from "valibot";
 import { EVIDENCE_ROUTES, FETCH_FORMATS } from "./codes.ts";
 import { MAX_EVIDENCE_LINKS } from "./fetch-limits.ts";
+import { MAX_PASSAGES } from "./evidence-route-limits.ts";
 import { MAX_HEADING_LEVEL, MAX_HTTP_STATUS, MIN_HTTP_STATUS } from "./limits.ts";
 
 const Int = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -25,6 +26,19 @@ export const AnchorSchema = v.strictObject({
   sha256: Sha256,
 });
 export type Anchor = v.InferOutput<typeof AnchorSchema>;
+
+/**
+ * One passage of the returned text for the request's `query`: a paragraph (lines with no blank line
+ * between them), its 1-based lines, and its score by the corpus engine's ranking (higher is better;
+ * comparable within one answer only).
+ */
+export const PassageSchema = v.strictObject({
+  text: v.string(),
+  line_start: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  line_end: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  score: v.pipe(v.number(), v.minValue(0)),
+});
+export type Passage = v.InferOutput<typeof PassageSchema>;
 
 /** What every fetched page's evidence holds, whichever format its text is in. */
 const EVIDENCE_ENTRIES = {
@@ -56,6 +70,12 @@ const EVIDENCE_ENTRIES = {
   robots: v.strictObject({ allowed: v.boolean(), unavailable: v.boolean() }),
   /** How the text was made: served as markdown or text by the site, or extracted from its HTML. */
   route: v.picklist(EVIDENCE_ROUTES),
+  /**
+   * Only with a `query`: the passages that answer it best, best first, at most `max_passages`;
+   * empty when no paragraph holds a query term. Made from the text at answer time, so a cached
+   * page answers each query with its own; the receipt covers the text they quote, not them.
+   */
+  passages: v.optional(v.pipe(v.array(PassageSchema), v.maxLength(MAX_PASSAGES))),
 };
 
 /**

@@ -12,7 +12,7 @@ import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
 import { integerIn, type IntegerRange, outOfRange } from "./integer-range.ts";
-import { MAX_AGE_SECONDS } from "./limits.ts";
+import { MAX_AGE_SECONDS, MAX_QUERY_CHARS } from "./limits.ts";
 import { FETCH_FORMATS, type FetchFormat } from "./codes.ts";
 import {
   DEFAULT_FETCH_CHARS,
@@ -22,6 +22,8 @@ import {
   MAX_FETCH_URL_CHARS,
 } from "./fetch-limits.ts";
 import {
+  DEFAULT_PASSAGES,
+  MAX_PASSAGES,
   MAX_QUOTE_CHARS,
   MAX_RECEIPT_CHARS,
   MAX_VERIFY_MARKDOWN_CHARS,
@@ -38,6 +40,7 @@ const FETCH_RANGES = {
     max: MAX_FETCH_TIMEOUT_MS,
     code: "timeout_out_of_range",
   },
+  max_passages: { min: 1, max: MAX_PASSAGES, code: "invalid_field" },
 } as const satisfies Record<string, IntegerRange>;
 
 export const FetchRequestSchema = v.strictObject({
@@ -54,6 +57,10 @@ export const FetchRequestSchema = v.strictObject({
    * so that a bundle can keep the bytes `source_sha256` covers (`tracefetch fetch --out`).
    */
   include_raw: v.optional(v.boolean()),
+  /** Adds `evidence.passages`: the paragraphs of the text that answer it best, ranked. */
+  query: v.optional(v.pipe(v.string(), v.regex(/\S/), v.maxLength(MAX_QUERY_CHARS))),
+  /** Passages answered at most, with a `query` (default DEFAULT_PASSAGES). */
+  max_passages: v.optional(integerIn(FETCH_RANGES.max_passages)),
 });
 
 export type FetchAsk = {
@@ -64,6 +71,10 @@ export type FetchAsk = {
   include_raw: boolean;
   /** Present only when given: absent, any page the cache still holds will do. */
   max_age_seconds?: number;
+  /** Present only when given: the passages are ranked against it. */
+  query?: string;
+  /** Passages answered at most; read only with a query. */
+  max_passages: number;
 };
 
 export const VerifyRequestSchema = v.strictObject({
@@ -93,8 +104,20 @@ export const VERIFY_REQUEST_FIELDS: readonly string[] = Object.keys(VerifyReques
 /** Validates a decoded JSON value (a body, or the GET form's parameters) as a fetch request. */
 export function parseFetchRequest(input: unknown): Parsed<FetchAsk> {
   const parsed = v.safeParse(FetchRequestSchema, input, { abortEarly: false });
-  if (!parsed.success) return { ok: false, problem: problemOf(parsed.issues, input, "fetch") };
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problem: problemOf(parsed.issues, input, "fetch", FETCH_REQUEST_FIELDS, FETCH_RANGES),
+    };
+  }
   const r = parsed.output;
+  if (r.max_passages !== undefined && r.query === undefined) {
+    return refused(
+      "invalid_field",
+      "max_passages needs a query to rank passages by",
+      "max_passages",
+    );
+  }
   return {
     ok: true,
     request: {
@@ -104,6 +127,8 @@ export function parseFetchRequest(input: unknown): Parsed<FetchAsk> {
       timeout_ms: r.timeout_ms ?? DEFAULT_FETCH_TIMEOUT_MS,
       include_raw: r.include_raw ?? false,
       ...(r.max_age_seconds === undefined ? {} : { max_age_seconds: r.max_age_seconds }),
+      ...(r.query === undefined ? {} : { query: r.query }),
+      max_passages: r.max_passages ?? DEFAULT_PASSAGES,
     },
   };
 }
@@ -120,16 +145,23 @@ export function parseVerifyRequestText(text: string, source = "the body"): Parse
   if (!read.ok) return read;
   const parsed = v.safeParse(VerifyRequestSchema, read.value, { abortEarly: false });
   if (!parsed.success) {
-    return { ok: false, problem: problemOf(parsed.issues, read.value, "verify") };
+    return {
+      ok: false,
+      problem: problemOf(parsed.issues, read.value, "verify", VERIFY_REQUEST_FIELDS),
+    };
   }
   const { receipt, markdown, quote } = parsed.output;
   return { ok: true, request: { receipt: receipt ?? null, markdown, quote: quote ?? null } };
 }
 
-function readFields(
+/** What a request of the evidence routes is, for its messages. */
+export type EvidenceAsk = "fetch" | "verify" | "crawl";
+
+/** A request's JSON text as an object whose keys are all known and none repeated. */
+export function readFields(
   text: string,
   fields: readonly string[],
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
   source: string,
 ): { ok: true; value: Record<string, unknown> } | { ok: false; problem: RequestProblem } {
   const read = readJsonObject(text);
@@ -148,7 +180,7 @@ function readFields(
 export function unknownFieldMessage(
   field: string,
   fields: readonly string[],
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
 ): string {
   const hint = didYouMean(field, fields);
   return `unknown field "${field}"${hint === null ? "" : ` (${hint})`}; a ${what} request has ${
@@ -156,17 +188,21 @@ export function unknownFieldMessage(
   }`;
 }
 
-/** The most specific problem first: unknown fields, then nulls, then missing, then values. */
-function problemOf(
+/**
+ * The most specific problem first: unknown fields, then nulls, then missing, then values; a number
+ * in one of the request's integer `ranges` is refused in their one wording (integer-range.ts).
+ */
+export function problemOf(
   issues: v.BaseIssue<unknown>[],
   input: unknown,
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
+  fields: readonly string[],
+  ranges: Readonly<Record<string, IntegerRange>> = {},
 ): RequestProblem {
   if (!isRecord(input)) {
     return { code: "invalid_json", message: "the body must be one JSON object" };
   }
-  const fields = what === "fetch" ? FETCH_REQUEST_FIELDS : VERIFY_REQUEST_FIELDS;
-  const ranked = issues.map((issue) => classify(issue, fields, what));
+  const ranked = issues.map((issue) => classify(issue, fields, what, ranges));
   ranked.sort((a, b) => a.rank - b.rank);
   const { rank: _rank, ...problem } = ranked[0] ?? {
     rank: 0,
@@ -179,7 +215,8 @@ function problemOf(
 function classify(
   issue: v.BaseIssue<unknown>,
   fields: readonly string[],
-  what: "fetch" | "verify",
+  what: EvidenceAsk,
+  ranges: Readonly<Record<string, IntegerRange>>,
 ): RequestProblem & { rank: number } {
   const field = v.getDotPath(issue) ?? "";
   if (issue.type === "strict_object" && issue.received === "undefined") {
@@ -197,9 +234,7 @@ function classify(
     return { rank: 1, code: "null_field", field, message: `"${field}" is null; omit it instead` };
   }
   const numeric = typeof issue.input === "number";
-  const range = numeric && Object.hasOwn(FETCH_RANGES, field)
-    ? FETCH_RANGES[field as keyof typeof FETCH_RANGES]
-    : undefined;
+  const range = numeric && Object.hasOwn(ranges, field) ? ranges[field] : undefined;
   if (range !== undefined) return { rank: 3, ...outOfRange(field, range) };
   if (field === "url" && typeof issue.input === "string") {
     return {
@@ -212,6 +247,9 @@ function classify(
   }
   if (field === "quote" && issue.type === "regex") {
     return { rank: 3, code: "invalid_field", field, message: "quote is blank" };
+  }
+  if (field === "query" && issue.type === "regex") {
+    return { rank: 3, code: "invalid_field", field, message: "query is blank" };
   }
   const what2 = field === "" ? "request" : `"${field}"`;
   return { rank: 3, code: "invalid_field", field, message: `${what2}: ${issue.message}` };

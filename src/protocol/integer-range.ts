@@ -1,7 +1,8 @@
 /**
- * The integer fields of the requests (a search's `limit`, `timeout_ms`, `max_age_seconds`; a fetch's
- * `max_chars`, `timeout_ms`, `max_age_seconds`): each a closed range written once, from which both
- * its schema and its refusal are made, so every request words a number out of range the same way.
+ * The integer fields of the requests (a search's `limit`, `timeout_ms`, `max_age_seconds`; a
+ * fetch's `max_chars`, `timeout_ms`, `max_age_seconds`, `max_passages`; a crawl's `max_pages`,
+ * `max_depth`): each a closed range written once, from which both its schema and its refusal are
+ * made, so every request words a number out of range the same way.
  */
 import * as v from "valibot";
 import type { EnvelopeCode } from "./codes.ts";

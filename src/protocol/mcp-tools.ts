@@ -113,7 +113,7 @@ export const MCP_TOOLS: readonly McpToolSpec[] = [
     name: "fetch",
     title: "Fetch a page as evidence",
     description:
-      "Fetch one http(s) page through the gateway, safely (no private networks, robots.txt honoured), and get its main content as markdown (or plain text with format: text), its anchors (one per heading, with lines) and links, the SHA-256 of the body and of the markdown, and a receipt the gateway signed. Fields as in POST /v1/fetch. The text shows the markdown cut to 4,000 characters; structuredContent is the envelope with all of it. To cite the page, keep the receipt and the markdown and check a quote with verify.",
+      "Fetch an http(s) page through the gateway, safely (no private networks, robots.txt honoured): main content as markdown (or text with format: text), anchors (one per heading) and links, SHA-256 of body and markdown, and a signed receipt. With query, the best passages come first. Fields as in POST /v1/fetch. The text shows the markdown cut to 4,000 characters; structuredContent is the envelope with all of it. To cite it, keep receipt and markdown and check a quote with verify.",
     input: FetchRequestSchema,
     output: FetchToolOutputSchema,
     openWorld: true,

@@ -80,6 +80,22 @@ export const FETCH_CASES: readonly ContractCase[] = [
     extra: "&max_chars=1000&timeout_ms=5000&include_raw=false&max_age_seconds=0",
     shows: { "result.cached": false, "result.evidence.route": "markdown_served" },
   }),
+  postPage("the passages that answer a query, best first", "/article", 200, "ok", {
+    fields: { query: "when is the full moon", max_passages: 1 },
+    shows: {
+      "result.evidence.passages.length": 1,
+      "result.evidence.passages.0.text": "Spring tides come with a new moon and a full moon.",
+    },
+  }),
+  getPage("the passages that answer a query (GET form)", "/article", 200, "ok", {
+    extra: "&query=full+moon&max_passages=2",
+    shows: {
+      "result.evidence.passages.0.text": "Spring tides come with a new moon and a full moon.",
+    },
+  }),
+  postPage("max_passages without a query", "/article", 400, "invalid_field", {
+    fields: { max_passages: 2 },
+  }),
   getPage("a page from the cache, with its age", "/notes.md", 200, "ok", {
     shows: { "result.cached": true },
     before: (world) => world.cachePage({ url: sitePage("/notes.md") }),

@@ -29,6 +29,7 @@ import {
 } from "./contract-cases-reads.ts";
 import { SEARCH_CASES } from "./contract-cases-search.ts";
 import { FETCH_CASES, VERIFY_CASES } from "./contract-cases-evidence.ts";
+import { CRAWL_CASES } from "./contract-cases-crawl.ts";
 
 export type { ContractCase } from "./contract-case.ts";
 
@@ -38,6 +39,7 @@ export const CASES: Record<string, readonly ContractCase[]> = {
   "/v1/search": SEARCH_CASES,
   "/v1/expand": EXPAND_CASES,
   "/v1/fetch": FETCH_CASES,
+  "/v1/crawl": CRAWL_CASES,
   "/v1/verify": VERIFY_CASES,
   "/v1/refresh": REFRESH_CASES,
   "/v1/providers": PROVIDERS_CASES,

@@ -69,8 +69,9 @@ function resultLines(result: NonNullable<ToolEnvelope["result"]>): string[] {
 }
 
 /**
- * A fetched page: where it came from and its markdown, cut at MAX_MCP_FETCH_TEXT_CHARS code points
- * with a line saying so (structuredContent holds all of it, with the receipt).
+ * A fetched page: where it came from, the passages for its query first when it asked one, then its
+ * markdown, cut at MAX_MCP_FETCH_TEXT_CHARS code points with a line saying so (structuredContent
+ * holds all of it, with the receipt).
  */
 function fetchLines(result: FetchResult): string[] {
   const { evidence } = result;
@@ -93,9 +94,27 @@ function fetchLines(result: FetchResult): string[] {
       result.receipt === null ? "unsigned" : "signed receipt in structuredContent.result.receipt"
     }`,
     ...result.warnings.map((w) => `warning: ${w}`),
+    ...passageLines(evidence.passages),
     "",
     shown,
     ...cut,
+  ];
+}
+
+/** The passages a query found, each under a line naming its lines and score. */
+function passageLines(passages: FetchResult["evidence"]["passages"]): string[] {
+  if (passages === undefined) return [];
+  if (passages.length === 0) return ["", "passages: no paragraph holds a word of the query"];
+  return [
+    "",
+    `passages (${passages.length}, best first):`,
+    ...passages.flatMap((p, i) => [
+      "",
+      `[${i + 1}] lines ${p.line_start}-${p.line_end}, score ${p.score}`,
+      p.text,
+    ]),
+    "",
+    "page:",
   ];
 }
 

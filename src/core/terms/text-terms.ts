@@ -1,6 +1,7 @@
 /**
- * How the corpus provider turns text into terms, and which query terms may match by prefix. The
- * figures behind each choice are in docs/quality.md; the reasons are beside each constant.
+ * How text becomes terms, for the corpus provider's index and the passages of a fetched page alike,
+ * and which query terms may match by prefix. The figures behind each choice are in
+ * docs/quality.md; the reasons are beside each constant.
  */
 import { stemmer } from "stemmer";
 
