@@ -166,3 +166,16 @@ function unescapeXml(text: string): string {
     return String.fromCodePoint(code);
   });
 }
+
+/**
+ * A test Deno says has run past `boundMs`: the name in its "'NAME' has been running for over
+ * (2m0s)" line (printed at 1, 2, 4, 8... minutes), or null for any other line or a shorter time.
+ * Deno's node:test ignores the timeout of a `describe` and of a hook, so this is the one bound it
+ * keeps over every test.
+ */
+export function denoStuckTest(line: string, boundMs: number): string | null {
+  const found = /^'(.*)' has been running for over \((?:(\d+)m)?(\d+)s\)\s*$/.exec(line.trim());
+  if (found === null) return null;
+  const ms = (Number(found[2] ?? 0) * 60 + Number(found[3])) * 1_000;
+  return ms >= boundMs ? (found[1] as string) : null;
+}

@@ -19,6 +19,7 @@ import {
   MAX_CALLER_COST_MICROS_PER_DAY,
   MAX_CALLER_SEARCHES_PER_MINUTE,
 } from "../src/protocol/limits.ts";
+import { until } from "./support/until.ts";
 
 /** The limit these gateways set: small, so a case reaches it in a few requests. */
 const LIMIT = 3;
@@ -337,7 +338,7 @@ describe("caller_limits and the instance's own load", () => {
 
   it("a search refused 429 overloaded is not counted against its caller", async () => {
     const holding = searchOf("holding");
-    while (held.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => held.requests.length > 0, "the holding search to reach its provider");
     for (const q of ["shed1", "shed2", "shed3"]) {
       const { res, body } = await searchOf(q);
       assert.equal(res.status, 429);

@@ -7,8 +7,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
-import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
-import { listen as nodeListen } from "../src/runtime/node-listen.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
 import { readSettings } from "../src/config/settings.ts";
 import { MAX_REQUEST_BODY_BYTES } from "../src/protocol/limits.ts";
@@ -17,20 +16,7 @@ import { assertEnvelope } from "./support/gateway.ts";
 import { type RawAnswer, readAnswer } from "./support/raw-http.ts";
 import { rpc } from "./support/mcp.ts";
 import { MCP_TOOL_NAMES } from "../src/protocol/mcp-tools.ts";
-
-const isDeno = "Deno" in globalThis;
-
-/** What src/runtime/deno.ts listens with: Deno.serve hands the app its handler info. */
-const denoListen: Listen = (fetch, hostname, port) =>
-  new Promise((resolve) => {
-    // deno-lint-ignore no-explicit-any
-    const server = (globalThis as any).Deno.serve({
-      hostname,
-      port,
-      onListen: (addr: { port: number }) =>
-        resolve({ port: addr.port, close: () => server.shutdown() }),
-    }, fetch);
-  });
+import { isDeno, runtimeListen } from "./support/runtime-listen.ts";
 
 /** The slow bodies one address holds open: more than the gateway used to allow in all. */
 const SLOW_BODIES = 256;
@@ -111,7 +97,7 @@ describe(`no caller can lock others out, on ${isDeno ? "Deno" : "Node"}`, () => 
         // two cores running three suites), so none of them times out before the refusals are read.
         TRACEFETCH_BODY_TIMEOUT_MS: "10000",
       }),
-      isDeno ? denoListen : nodeListen,
+      runtimeListen,
       isDeno ? {} : nodePorts(),
     );
     port = Number(new URL(gateway.url).port);

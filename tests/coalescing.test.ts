@@ -12,6 +12,7 @@ import { assertEnvelope, gateway, manifestOf, settingsFor } from "./support/gate
 import { answer, type Handler, raw, startServer, type TestServer } from "./support/servers.ts";
 import { collect } from "./support/streams.ts";
 import { AUDIENCE, ISSUER, type KeyPair, keyPair, sign } from "./support/auth-keys.ts";
+import { until } from "./support/until.ts";
 
 /** Long enough for every search of a test to arrive while the first is still in flight. */
 const DELAY_MS = 200;
@@ -45,14 +46,6 @@ async function provider(handler: Handler): Promise<TestServer> {
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
-
-async function until(check: () => boolean, what: string, ms = 3_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe("coalescing: identical searches in flight share one fan-out", () => {
   it("100 identical concurrent searches all answer 200 with their own request ids and cause exactly one request per provider", async () => {

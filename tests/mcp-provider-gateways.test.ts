@@ -5,24 +5,12 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
-import { listen as nodeListen } from "../src/runtime/node-listen.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
 import { readSettings } from "../src/config/settings.ts";
 import { gateway, manifestOf, search } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
 import { keyPair } from "./support/auth-keys.ts";
-
-const isDeno = "Deno" in globalThis;
-const denoListen: Listen = (fetch, hostname, port) =>
-  new Promise((resolve) => {
-    // deno-lint-ignore no-explicit-any
-    const server = (globalThis as any).Deno.serve({
-      hostname,
-      port,
-      onListen: (addr: { port: number }) =>
-        resolve({ port: addr.port, close: () => server.shutdown() }),
-    }, fetch);
-  });
+import { runtimeListen } from "./support/runtime-listen.ts";
 
 const A_ISSUER = "https://gateway-a.example";
 const mapping = {
@@ -65,7 +53,7 @@ describe("gateway A searches gateway B's /mcp with a token it mints", () => {
         TRACEFETCH_SIGNING_JWK: JSON.stringify(bSigning.privateJwk),
         TRACEFETCH_GATEWAY_ISSUER: "https://gateway-b.example",
       }),
-      isDeno ? denoListen : nodeListen,
+      runtimeListen,
     );
   });
   after(async () => {

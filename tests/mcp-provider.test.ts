@@ -10,8 +10,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
-import { listen as nodeListen } from "../src/runtime/node-listen.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
 import { readSettings } from "../src/config/settings.ts";
 import { gateway, manifestOf, search, settingsFor } from "./support/gateway.ts";
 import {
@@ -22,19 +21,9 @@ import {
   startBridge,
 } from "./support/mcp-bridge.ts";
 import { validateManifest } from "../src/protocol/validate-manifest.ts";
+import { isDeno, runtimeListen } from "./support/runtime-listen.ts";
 
-const isDeno = "Deno" in globalThis;
-const denoListen: Listen = (fetch, hostname, port) =>
-  new Promise((resolve) => {
-    // deno-lint-ignore no-explicit-any
-    const server = (globalThis as any).Deno.serve({
-      hostname,
-      port,
-      onListen: (addr: { port: number }) =>
-        resolve({ port: addr.port, close: () => server.shutdown() }),
-    }, fetch);
-  });
-const listen: Listen = isDeno ? denoListen : nodeListen;
+const listen = runtimeListen;
 
 const missing = missingBin("supergateway", "mcp-server-memory", "exa-mcp-server");
 if (missing !== null) console.log(`# skipped: node_modules/.bin/${missing} is not installed`);

@@ -17,29 +17,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
-import { listen as nodeListen } from "../src/runtime/node-listen.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
 import { readSettings } from "../src/config/settings.ts";
 import { MCP_TOOL_NAMES } from "../src/protocol/mcp-tools.ts";
 import { cleanEnv, runCli } from "./support/cli.ts";
+import { isDeno, runtimeListen } from "./support/runtime-listen.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BIN = join(ROOT, "bin/tracefetch.js");
 const INSPECTOR = join(ROOT, "node_modules/.bin/mcp-inspector-cli");
 /** How long one stdio session may take here: a start, a search of the embedded default, a stop. */
 const SESSION_MS = 30_000;
-
-const isDeno = "Deno" in globalThis;
-const denoListen: Listen = (fetch, hostname, port) =>
-  new Promise((resolve) => {
-    // deno-lint-ignore no-explicit-any
-    const server = (globalThis as any).Deno.serve({
-      hostname,
-      port,
-      onListen: (addr: { port: number }) =>
-        resolve({ port: addr.port, close: () => server.shutdown() }),
-    }, fetch);
-  });
 
 type ToolText = { tools: string[]; text: string; structured: Record<string, unknown> };
 
@@ -108,16 +96,17 @@ function inspector(
   );
 }
 
-describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
-  timeout: 4 * SESSION_MS,
-}, () => {
+/** A case's bound: a few sessions; on each `it`, as Deno's node:test ignores a suite's timeout. */
+const CASE = { timeout: 4 * SESSION_MS };
+
+describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, () => {
   let gateway: Launched;
   let http: ToolText;
 
   before(async () => {
     gateway = await launch(
       readSettings({ PORT: "0", TRACEFETCH_DESCRIBE_PROVIDERS: "off" }),
-      isDeno ? denoListen : nodeListen,
+      runtimeListen,
     );
     const client = new Client({ name: "http-test", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", gateway.url)));
@@ -126,47 +115,59 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
   });
   after(() => gateway?.close());
 
-  it("--gateway URL: the SDK's stdio client gets the tools and text of the gateway's /mcp", async () => {
-    const stdio = await overStdio(["--gateway", gateway.url]);
-    assert.deepEqual(stdio.tools, http.tools);
-    assert.deepEqual(stdio.tools, [...MCP_TOOL_NAMES].sort());
-    assert.equal(untimed(stdio.text), untimed(http.text));
-    assert.equal(stdio.structured.code, "ok");
-    assert.match(stdio.stderr, /relaying stdio to http:\/\/127\.0\.0\.1:\d+\/mcp/);
-  });
+  it(
+    "--gateway URL: the SDK's stdio client gets the tools and text of the gateway's /mcp",
+    CASE,
+    async () => {
+      const stdio = await overStdio(["--gateway", gateway.url]);
+      assert.deepEqual(stdio.tools, http.tools);
+      assert.deepEqual(stdio.tools, [...MCP_TOOL_NAMES].sort());
+      assert.equal(untimed(stdio.text), untimed(http.text));
+      assert.equal(stdio.structured.code, "ok");
+      assert.match(stdio.stderr, /relaying stdio to http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    },
+  );
 
-  it("--default: the same tools and text, the gateway running in the CLI's process", async () => {
-    const stdio = await overStdio(["--default"]);
-    assert.deepEqual(stdio.tools, http.tools);
-    assert.equal(untimed(stdio.text), untimed(http.text));
-    assert.match(stdio.stderr, /serving embedded default manifest in process/);
-  });
+  it(
+    "--default: the same tools and text, the gateway running in the CLI's process",
+    CASE,
+    async () => {
+      const stdio = await overStdio(["--default"]);
+      assert.deepEqual(stdio.tools, http.tools);
+      assert.equal(untimed(stdio.text), untimed(http.text));
+      assert.match(stdio.stderr, /serving embedded default manifest in process/);
+    },
+  );
 
-  it("a call with a progress token gets the gateway's progress notifications through the relay", async () => {
-    const transport = new StdioClientTransport({
-      command: "node",
-      args: [BIN, "mcp", "--gateway", gateway.url],
-      env: { ...cleanEnv(), NO_COLOR: "1" },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "stdio-progress", version: "1" });
-    await client.connect(transport);
-    try {
-      const progress: string[] = [];
-      const result = await client.callTool(
-        { name: "search", arguments: { query: "deadline", limit: 3 } },
-        undefined,
-        { onprogress: (p) => progress.push(String(p.message)) },
-      );
-      assert.equal((result.structuredContent as { code: string }).code, "ok");
-      assert.ok(progress.length >= 1, "at least one provider's progress");
-      assert.ok(progress.some((m) => /workspace/.test(m)), JSON.stringify(progress));
-    } finally {
-      await client.close();
-    }
-  });
+  it(
+    "a call with a progress token gets the gateway's progress notifications through the relay",
+    CASE,
+    async () => {
+      const transport = new StdioClientTransport({
+        command: "node",
+        args: [BIN, "mcp", "--gateway", gateway.url],
+        env: { ...cleanEnv(), NO_COLOR: "1" },
+        stderr: "pipe",
+      });
+      const client = new Client({ name: "stdio-progress", version: "1" });
+      await client.connect(transport);
+      try {
+        const progress: string[] = [];
+        const result = await client.callTool(
+          { name: "search", arguments: { query: "deadline", limit: 3 } },
+          undefined,
+          { onprogress: (p) => progress.push(String(p.message)) },
+        );
+        assert.equal((result.structuredContent as { code: string }).code, "ok");
+        assert.ok(progress.length >= 1, "at least one provider's progress");
+        assert.ok(progress.some((m) => /workspace/.test(m)), JSON.stringify(progress));
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
-  it("--manifest FILE serves that manifest's providers", async () => {
+  it("--manifest FILE serves that manifest's providers", CASE, async () => {
     const dir = await mkdtemp(join(tmpdir(), "tracefetch-mcp-stdio-"));
     try {
       const file = join(dir, "manifest.json");
@@ -187,6 +188,7 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
   });
 
   it("the Inspector's CLI lists the tools and runs a search, over --gateway and --default", {
+    ...CASE,
     skip: !existsSync(INSPECTOR) && "node_modules/.bin/mcp-inspector-cli is not installed",
   }, async () => {
     for (const args of [["--gateway", gateway.url], ["--default"]]) {
@@ -211,23 +213,31 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, {
     }
   });
 
-  it("a refusal before the relay starts is one line on stderr, exit 2, and nothing on stdout", async () => {
-    const run = await runCli(["mcp", "--gateway", "ftp://x.example"]);
-    assert.equal(run.code, 2);
-    assert.equal(run.stdout, "");
-    assert.match(run.stderr, /^tracefetch mcp: the gateway URL/);
-    const both = await runCli(["mcp", "--default", "--gateway", gateway.url]);
-    assert.equal(both.code, 2);
-    assert.equal(both.stdout, "");
-  });
+  it(
+    "a refusal before the relay starts is one line on stderr, exit 2, and nothing on stdout",
+    CASE,
+    async () => {
+      const run = await runCli(["mcp", "--gateway", "ftp://x.example"]);
+      assert.equal(run.code, 2);
+      assert.equal(run.stdout, "");
+      assert.match(run.stderr, /^tracefetch mcp: the gateway URL/);
+      const both = await runCli(["mcp", "--default", "--gateway", gateway.url]);
+      assert.equal(both.code, 2);
+      assert.equal(both.stdout, "");
+    },
+  );
 
-  it("a gateway that cannot be reached answers each request with a JSON-RPC error, on stdout only", async () => {
-    const input = `${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })}\n`;
-    const run = await runCli(["mcp", "--gateway", "http://127.0.0.1:9"], { input });
-    assert.equal(run.code, 0);
-    const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    assert.equal(lines.length, 1);
-    assert.equal(lines[0].id, 7);
-    assert.match(lines[0].error.message, /could not be reached/);
-  });
+  it(
+    "a gateway that cannot be reached answers each request with a JSON-RPC error, on stdout only",
+    CASE,
+    async () => {
+      const input = `${JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })}\n`;
+      const run = await runCli(["mcp", "--gateway", "http://127.0.0.1:9"], { input });
+      assert.equal(run.code, 0);
+      const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.equal(lines.length, 1);
+      assert.equal(lines[0].id, 7);
+      assert.match(lines[0].error.message, /could not be reached/);
+    },
+  );
 });

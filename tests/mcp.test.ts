@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { launch, type Launched, type Listen } from "../src/runtime/launch.ts";
+import { launch, type Launched } from "../src/runtime/launch.ts";
 import { listen as nodeListen } from "../src/runtime/node-listen.ts";
 import { nodePorts } from "../src/runtime/node-fetch.ts";
 
@@ -26,22 +26,10 @@ import {
 import { mcpInputCases } from "./support/mcp-input-cases.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
 import { readSettings } from "../src/config/settings.ts";
+import { until } from "./support/until.ts";
+import { isDeno, runtimeListen } from "./support/runtime-listen.ts";
 
-const isDeno = "Deno" in globalThis;
-
-/** What src/runtime/deno.ts listens with. */
-const denoListen: Listen = (fetch, hostname, port) =>
-  new Promise((resolve) => {
-    // deno-lint-ignore no-explicit-any
-    const server = (globalThis as any).Deno.serve({
-      hostname,
-      port,
-      onListen: (addr: { port: number }) =>
-        resolve({ port: addr.port, close: () => server.shutdown() }),
-    }, fetch);
-  });
-
-const listen: Listen = isDeno ? denoListen : nodeListen;
+const listen = runtimeListen;
 
 describe(`/mcp on ${isDeno ? "Deno" : "Node"}: the SDK's client over real HTTP`, () => {
   let setup: McpSetup;
@@ -65,14 +53,6 @@ describe(`/mcp on ${isDeno ? "Deno" : "Node"}: the SDK's client over real HTTP`,
   mcpCases(() => ({ mcp, setup }));
   mcpInputCases(() => ({ mcp, setup }));
 });
-
-async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe("/mcp: a caller that goes away cancels the provider calls", () => {
   let hanging: TestServer;

@@ -42,6 +42,18 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const DOC_ID = "https://tracefetch.test/openapi.json";
 /** Bounds a raw case's wait: a stalled body's 408 comes after the full gateway's 1 s deadline. */
 const RAW_ANSWER_MS = 5_000;
+/**
+ * Bounds one exchange with Prism or the gateway: the slowest case (a page fetch's own 10 s
+ * timeout) answers well within it, so a case past it failed, and says so by name.
+ */
+const ANSWER_MS = 30_000;
+/**
+ * Bounds a route's cases together (each `it`): about 5 s on an idle machine, 40 s on a loaded one
+ * (/v1/search). Set on each `it`, not on its `describe`: Deno's node:test ignores a suite's timeout.
+ */
+const ROUTE_MS = 180_000;
+/** Bounds Redocly's lint, a child process: about 2 s here. */
+const LINT_MS = 60_000;
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -56,13 +68,13 @@ const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
 
 before(async () => {
   gateways = await startGateways();
-  const text = await (await fetch(`${gateways.url}/openapi.json`)).text();
+  const text = await (await fetch(`${gateways.url}/openapi.json`, bounded())).text();
   doc = JSON.parse(text);
   dir = await mkdtemp(join(tmpdir(), "tracefetch-openapi-"));
   await writeFile(join(dir, "openapi.json"), text);
   ajv.addSchema({ ...doc, $id: DOC_ID });
   for (const name of SCHEMA_NAMES) {
-    const schema = await (await fetch(`${gateways.url}/schemas/${name}.json`)).json();
+    const schema = await (await fetch(`${gateways.url}/schemas/${name}.json`, bounded())).json();
     ajv.addSchema(schema, `/schemas/${name}.json`);
   }
   prism = await startPrism(join(dir, "openapi.json"), gateways.url);
@@ -73,6 +85,9 @@ after(async () => {
   await gateways?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** A fetch's bound: past ANSWER_MS it rejects with a TimeoutError. */
+const bounded = () => ({ signal: AbortSignal.timeout(ANSWER_MS) });
 
 const escape = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
 const jsonPath = (pointer: string) => `$${pointer.replaceAll("/", ".")}`;
@@ -126,6 +141,7 @@ async function send(c: ContractCase) {
     // The same operation, asked with a request Prism can carry (no query, an empty JSON body: its
     // findings about this request are not the case's); the gateway's answer comes back.
     const res = await fetch(`${prism.url}${c.path.split("?")[0]}`, {
+      ...bounded(),
       method: c.method,
       headers: { [REPLAY_HEADER]: key, "content-type": "application/json" },
       ...(c.method === "GET" || c.method === "HEAD" ? {} : { body: "{}" }),
@@ -140,6 +156,7 @@ async function send(c: ContractCase) {
   };
   const body = c.json === undefined ? c.body : JSON.stringify(c.json);
   const res = await fetch(`${prism.url}${c.path}`, {
+    ...bounded(),
     method: c.method,
     headers,
     ...(body === undefined ? {} : { body: body as BodyInit }),
@@ -163,6 +180,7 @@ function eventsOf(media: string, text: string): unknown[] {
 async function headProblems(route: string, c: ContractCase): Promise<string[]> {
   const token = c.token === undefined ? null : await gateways.token(c.token);
   const res = await fetch(`${gateways.url}${c.path}`, {
+    ...bounded(),
     method: "HEAD",
     headers: {
       [GATEWAY_HEADER]: c.gateway ?? "default",
@@ -183,11 +201,23 @@ async function headProblems(route: string, c: ContractCase): Promise<string[]> {
   return out;
 }
 
-/** Every problem with one case's answer, each naming method, route, status and where. */
+/**
+ * Every problem with one case's answer, each naming method, route, status and where; an answer
+ * that does not come (or does not end) within ANSWER_MS is one, named as the case.
+ */
 async function problemsOf(route: string | null, c: ContractCase): Promise<string[]> {
-  if (c.method === "HEAD" && route !== null) return await headProblems(route, c);
-  // The same finding from two checks is said once.
-  return [...new Set(await answerProblems(route, c))];
+  try {
+    if (c.method === "HEAD" && route !== null) return await headProblems(route, c);
+    // The same finding from two checks is said once.
+    return [...new Set(await answerProblems(route, c))];
+  } catch (error) {
+    if ((error as Error).name !== "TimeoutError") throw error;
+    return [
+      `${c.method} ${route ?? c.path} [${
+        c.gateway ?? "default"
+      }: ${c.name}]: no answer in ${ANSWER_MS} ms`,
+    ];
+  }
 }
 
 async function answerProblems(route: string | null, c: ContractCase): Promise<string[]> {
@@ -275,10 +305,9 @@ async function answerProblems(route: string | null, c: ContractCase): Promise<st
 
 describe(
   "every answer agrees with /openapi.json (Prism proxy) and /schemas",
-  { timeout: 180_000 },
   () => {
     for (const route of ROUTES) {
-      it(`${route.path}: every case of the table`, async () => {
+      it(`${route.path}: every case of the table`, { timeout: ROUTE_MS }, async () => {
         const problems: string[] = [];
         for (const c of CASES[route.path] ?? []) {
           const done = await c.before?.(gateways.world);
@@ -292,7 +321,9 @@ describe(
       });
     }
 
-    it("no route: 404, and what the listener refuses before any route", async () => {
+    it("no route: 404, and what the listener refuses before any route", {
+      timeout: ROUTE_MS,
+    }, async () => {
       const problems: string[] = [];
       for (const c of UNROUTED) problems.push(...await problemsOf(null, c));
       assert.deepEqual(problems, []);
@@ -362,7 +393,7 @@ describe("the table and the document cover every route", () => {
 });
 
 describe("redocly lint /openapi.json (redocly.yaml)", () => {
-  it("0 errors and 0 warnings, offline", { timeout: 60_000 }, async () => {
+  it("0 errors and 0 warnings, offline", { timeout: LINT_MS }, async () => {
     const child = spawn(
       join(ROOT, "node_modules/.bin/redocly"),
       ["lint", join(dir, "openapi.json"), "--config", join(ROOT, "redocly.yaml"), "--format=json"],
@@ -370,8 +401,11 @@ describe("redocly lint /openapi.json (redocly.yaml)", () => {
         cwd: ROOT,
         env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
         stdio: ["ignore", "pipe", "pipe"],
+        // Killed at the test's bound, so a stuck lint leaves no process behind.
+        signal: AbortSignal.timeout(LINT_MS),
       },
     );
+    child.once("error", () => {});
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => out += chunk.toString());
     await new Promise((resolve) => child.once("close", resolve));

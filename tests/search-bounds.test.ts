@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { gateway, type ProviderEntry, search } from "./support/gateway.ts";
 import { answer, type Handler, sleep, startServer, type TestServer } from "./support/servers.ts";
+import { until } from "./support/until.ts";
 
 type Attempt = { provider: string; outcome: string; code: string; latency_ms: number };
 
@@ -30,14 +31,6 @@ function farmEntries(server: TestServer, count: number, extra: Partial<ProviderE
     endpoint: `http://127.0.0.1:${server.port}/p${i}`,
     ...extra,
   }));
-}
-
-async function until(condition: () => boolean, what: string, ms = 2_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
 }
 
 describe("search bounds", () => {

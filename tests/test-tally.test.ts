@@ -6,7 +6,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { junitTally, type TapFailure, TapTally } from "../scripts/test-tally.ts";
+import { denoStuckTest, junitTally, type TapFailure, TapTally } from "../scripts/test-tally.ts";
 import { needs } from "../scripts/run-tests.ts";
 
 /** node --test --test-reporter=tap over a file with a describe and a file that throws at import. */
@@ -133,6 +133,16 @@ describe("npm test's counting", () => {
 
   it("no report at all counts nothing: the runner then fails the suite by its exit code", () => {
     assert.deepEqual(junitTally("").counts, { passed: 0, failed: 0, skipped: 0 });
+  });
+
+  it("a Deno test still running past the bound is named from Deno's own line; sooner, or any other line, is not", () => {
+    const line = (time: string) =>
+      `'every answer agrees (Prism)' has been running for over (${time})`;
+    assert.equal(denoStuckTest(line("8m0s"), 480_000), "every answer agrees (Prism)");
+    assert.equal(denoStuckTest(`${line("16m0s")}\r`, 480_000), "every answer agrees (Prism)");
+    assert.equal(denoStuckTest(line("4m0s"), 480_000), null);
+    assert.equal(denoStuckTest(line("30s"), 20_000), "every answer agrees (Prism)");
+    assert.equal(denoStuckTest("  /v1/fetch: every case of the table ... ok (8m0s)", 1_000), null);
   });
 
   it("without a browser or redis-server, each suite that needs one is named with why, and only its files", async () => {

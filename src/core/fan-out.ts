@@ -3,7 +3,7 @@
  * Records are returned in plan order whatever order the providers finished in.
  */
 import type { EvidenceState } from "../protocol/codes.ts";
-import type { AttemptRecord, Candidate } from "../protocol/envelope-schema.ts";
+import type { AttemptRecord } from "../protocol/envelope-schema.ts";
 import { FUSION_RESERVE_MS } from "../protocol/limits.ts";
 import { PLACE_HELD_AFTER_ABORT_MS } from "../protocol/admission-limits.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
@@ -12,9 +12,10 @@ import { type ByteBudget, CountedBudget } from "../io/byte-budget.ts";
 import { classifyThrown } from "../transport/classify-thrown.ts";
 import { protocolError } from "../transport/failure.ts";
 import type { ProviderClient, TransportResult } from "../transport/provider-client.ts";
-import { sanitiseAnswer } from "./sanitize.ts";
 import type { FilterName, SearchFilters } from "../protocol/search-filters.ts";
-import { compileFilters, filterAnswer, filtersFor } from "./filters.ts";
+import { filtersFor } from "./filters.ts";
+import { attemptRecord } from "./attempt-record.ts";
+import { traceContexts } from "./trace-context.ts";
 import { type Gate, type Release, Semaphore } from "../io/gate.ts";
 import type { AttemptWatch } from "./suspension.ts";
 import { QueueWatch } from "./queue-watch.ts";
@@ -193,11 +194,11 @@ async function attempt(
   const latency = Math.round(deps.now() - started);
   let record: AttemptRecord;
   try {
-    record = toRecord(spec, result, request.limit, latency, request.filters);
+    record = attemptRecord(spec, result, request.limit, latency, request.filters);
   } catch {
     // The attempt's boundary: whatever its answer does to sanitising stays this attempt's failure.
     const broken = protocolError("schema_violation", "the answer could not be sanitised");
-    record = toRecord(spec, { kind: "failure", ...broken }, request.limit, latency, undefined);
+    record = attemptRecord(spec, { kind: "failure", ...broken }, request.limit, latency, undefined);
   }
   const settled = search.suspension?.settle(spec, record, {
     reached: reached && !(queue?.lost ?? false),
@@ -238,76 +239,6 @@ function observed(
   span?.end(seen);
 }
 
-function toRecord(
-  spec: ProviderSpec,
-  result: TransportResult,
-  limit: number,
-  latency: number,
-  filters: SearchFilters | undefined,
-): AttemptRecord {
-  const latency_ms = Math.max(0, latency);
-  if (result.kind === "answer") {
-    // Filters apply after sanitising, to every candidate, whatever the provider was sent.
-    let filtered_out: number | null = null;
-    let kept: { candidates: Candidate[]; warnings: string[] };
-    if (filters === undefined) kept = sanitiseAnswer(result.candidates, result.warnings, limit);
-    else {
-      const filtered = filterAnswer(
-        result.candidates,
-        result.warnings,
-        limit,
-        compileFilters(filters),
-      );
-      filtered_out = filtered.filtered_out;
-      kept = filtered;
-    }
-    const { candidates, warnings } = kept;
-    // One literal per record, in the envelope's field order: spreads of a base here were a
-    // measurable share of each attempt's cost.
-    const record: AttemptRecord = {
-      provider: spec.name,
-      scope: spec.scope,
-      source_class: spec.source_class,
-      sensitivity: spec.sensitivity,
-      latency_ms,
-      // A provider that reports what the call cost (Exa does) is believed over the manifest.
-      cost_micros: result.cost_micros ?? spec.cost_micros,
-      outcome: "success",
-      code: "ok",
-      retryable: false,
-      message: candidates.length > 0
-        ? ""
-        : filtered_out !== null && filtered_out > 0
-        ? "an honest empty after filtering: every candidate failed the search's filters"
-        : "an honest empty: the provider found nothing",
-      candidate_count: candidates.length,
-      warnings,
-      candidates,
-    };
-    if (filtered_out === null) return record;
-    // filtered_out sits before warnings in the envelope.
-    const { warnings: w, candidates: c, ...head } = record;
-    return { ...head, filtered_out, warnings: w, candidates: c };
-  }
-  const record: AttemptRecord = {
-    provider: spec.name,
-    scope: spec.scope,
-    source_class: spec.source_class,
-    sensitivity: spec.sensitivity,
-    latency_ms,
-    cost_micros: spec.cost_micros,
-    outcome: result.outcome,
-    code: result.code,
-    retryable: result.retryable,
-    message: result.message,
-    candidate_count: 0,
-    warnings: [],
-  };
-  if (result.budget !== undefined) record.budget = result.budget;
-  if (result.retry_after_ms !== undefined) record.retry_after_ms = result.retry_after_ms;
-  return record;
-}
-
 /** The filters a provider receives: none unless it declared some of those in use. */
 function sentFilters(
   spec: ProviderSpec,
@@ -317,40 +248,4 @@ function sentFilters(
   if (filters === undefined || deps.acceptsFilters === undefined) return {};
   const sent = filtersFor(filters, deps.acceptsFilters(spec));
   return sent === null ? {} : { filters: sent };
-}
-
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
-
-/**
- * Random bytes drawn ahead for trace ids: on Node one getRandomValues call costs about as much
- * (18 µs) for 48 bytes as for 4 KiB, so a search takes its bytes from a pool refilled every few
- * dozen searches rather than making a call of its own.
- */
-const RANDOM_POOL_BYTES = 4096;
-let pool = new Uint8Array(0);
-let pooled = 0;
-
-function randomBytes(count: number): Uint8Array {
-  if (pooled + count > pool.length) {
-    pool = crypto.getRandomValues(new Uint8Array(Math.max(RANDOM_POOL_BYTES, count)));
-    pooled = 0;
-  }
-  pooled += count;
-  return pool.subarray(pooled - count, pooled);
-}
-
-function hexOf(bytes: Uint8Array, from: number, to: number): string {
-  let out = "";
-  for (let i = from; i < to; i++) out += HEX[bytes[i] as number];
-  return out;
-}
-
-/** W3C traceparent values: one trace id for the search, a span id per attempt. */
-function traceContexts(attempts: number): string[] {
-  const bytes = randomBytes(16 + 8 * attempts);
-  const traceId = hexOf(bytes, 0, 16);
-  return Array.from(
-    { length: attempts },
-    (_, i) => `00-${traceId}-${hexOf(bytes, 16 + 8 * i, 24 + 8 * i)}-01`,
-  );
 }

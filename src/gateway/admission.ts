@@ -41,22 +41,27 @@ export function joined(
   return { ok: true, search: admitted(flight, ask, true, null, mining, leave) };
 }
 
+/** What counting refuses: the caller's limit's envelope. */
+export type Counted = { ok: false; envelope: Envelope };
+
 /**
- * Counts a search that asks `providers` against its caller's limits, then `admit`s it; refused
- * (or failing), it gives its place back first. Without `caller_limits`, it admits at once.
+ * Counts a search (or, by `command`, a page fetch) that asks `providers` against its caller's
+ * limits, then `admit`s it; refused (or failing), it gives its place back first. Without
+ * `caller_limits`, it admits at once.
  */
-export function countedThen(
+export function countedThen<T extends { ok: boolean } = Admission>(
   config: Pick<ResolvedConfig, "manifest" | "state">,
-  ask: SearchAsk,
+  ask: CallerAsk,
   providers: readonly ProviderSpec[],
   giveBack: () => void,
-  admit: () => Admission,
-): Admission | Promise<Admission> {
+  admit: () => T,
+  command: Command = "search",
+): T | Counted | Promise<T | Counted> {
   if (config.manifest.caller_limits === undefined) return admit();
-  return countSearch(config, ask, "search", providers).then((envelope) => {
+  return countSearch(config, ask, command, providers).then((envelope) => {
     if (envelope === null) return admit();
     giveBack();
-    return { ok: false, envelope };
+    return { ok: false as const, envelope };
   }, (error) => {
     giveBack();
     throw error;

@@ -9,7 +9,7 @@ import { DEFAULT_FETCH_CACHE_TTL_SECONDS } from "../protocol/evidence-route-limi
 import type { CallerAsk } from "./caller-limits.ts";
 import type { ResolvedConfig } from "../config/gateway-config.ts";
 import { FetchCache } from "./fetch-cache.ts";
-import { countSearch } from "./admission.ts";
+import { countedThen } from "./admission.ts";
 import { overloaded } from "./search-run.ts";
 import type { Slots } from "./slots.ts";
 
@@ -26,21 +26,18 @@ export class PageFetching {
   /**
    * Admits a fetch as a search is admitted: it takes one of the in-flight slots searches take (429
    * `overloaded` when every one is held, never counted against its caller), then is counted
-   * against its caller's limits as a search costing nothing; refused there, it gives the slot back.
+   * against its caller's limits as a search costing nothing (countedThen); refused there, it gives
+   * the slot back.
+   *
+   * Its place is a slot alone, not placeFor's (admission.ts) join-or-slot: joining needs a Flight,
+   * a search's fan-out with its decision and attempts, and a page fetch has none; an identical
+   * fetch in flight is fetched again, and repeats after the first answer come from the cache.
    */
   async admit(ask: CallerAsk): Promise<FetchAdmission> {
     const release = this.searches.tryTake();
     if (release === null) return { ok: false, envelope: fetchOverloaded(ask.requestId) };
-    if (this.config.manifest.caller_limits === undefined) return { ok: true, release };
-    try {
-      const limited = await countSearch(this.config, ask, "fetch", []);
-      if (limited === null) return { ok: true, release };
-      release();
-      return { ok: false, envelope: limited };
-    } catch (error) {
-      release();
-      throw error;
-    }
+    const admitted: FetchAdmission = { ok: true, release };
+    return await countedThen(this.config, ask, [], release, () => admitted, "fetch");
   }
 
   /** Fetched pages in the answer cache: shared only when the fetch policy opens no private range. */

@@ -13,6 +13,7 @@ import { answerBudget, type Gate, type ProviderClient } from "../transport/provi
 import { judge, type ProbeClaim, type Queued } from "../core/suspension.ts";
 import type { Verdict } from "../core/breaker.ts";
 import { QueueWatch } from "../core/queue-watch.ts";
+import { traceContexts } from "../core/trace-context.ts";
 
 /** What a probe needs of the gateway instance it runs in. */
 export type ProbeHost = {
@@ -104,9 +105,5 @@ async function probe(host: ProbeHost, claim: ProbeClaim): Promise<Verdict> {
 
 /** A W3C traceparent of its own: the probe belongs to no caller's trace. */
 function traceparent(): string {
-  const hex = Array.from(
-    crypto.getRandomValues(new Uint8Array(24)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-  return `00-${hex.slice(0, 32)}-${hex.slice(32)}-01`;
+  return traceContexts(1)[0] as string;
 }

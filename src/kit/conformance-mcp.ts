@@ -4,21 +4,16 @@
  * answer and its verdict, in the report formatTranscript prints. The tool's answers are judged by
  * the gateway's own mapping (src/transport/mcp-answer.ts), so a pass here is a success there.
  */
-import { DEFAULT_CONFORMANCE_QUERY, MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
-import { isRecord, parseJson } from "../protocol/json-value.ts";
+import { DEFAULT_CONFORMANCE_QUERY } from "../protocol/limits.ts";
+import { isRecord } from "../protocol/json-value.ts";
 import { fillArguments, type McpMapping } from "../protocol/mcp-mapping.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
-import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
 import { redact } from "../io/redact.ts";
 import { MCP_PROTOCOL_VERSION, sseMessages } from "../transport/mcp-rpc.ts";
 import { answerFromToolResult } from "../transport/mcp-answer.ts";
-import {
-  type ConformanceEntry,
-  type ConformanceReport,
-  DEFAULT_CONFORMANCE_TIMEOUT_MS,
-  MAX_REPORTED_BODY_CHARS,
-  NONSENSE_QUERY_PREFIX,
-} from "./conformance.ts";
+import type { Judgement } from "./conformance-cases.ts";
+import { type Answer, type ConformanceReport, ConformanceRun, hex } from "./conformance-run.ts";
+import { NONSENSE_QUERY_PREFIX } from "./conformance.ts";
 
 export const MCP_CONFORMANCE_CASES = [
   "mcp-initialize",
@@ -42,13 +37,12 @@ export type McpConformanceOptions = {
   query?: string;
 };
 
-type Sent = {
-  response: ConformanceEntry["response"];
-  /** The JSON-RPC messages of the answer (a JSON body or SSE events). */
-  messages: unknown[];
-  session: string | null;
-  failure?: string;
-};
+/** The JSON-RPC messages of an answer: its JSON body, or its SSE events' data. */
+function messagesOf(answer: Answer): unknown[] {
+  const sse = /^text\/event-stream/i.test(answer.response.content_type ?? "");
+  const json = sse ? sseMessages(answer.text ?? "") : answer.json;
+  return json === undefined ? [] : Array.isArray(json) ? json : [json];
+}
 
 export async function runMcpConformance(
   endpoint: string,
@@ -59,7 +53,7 @@ export async function runMcpConformance(
   const query = options.query ?? DEFAULT_CONFORMANCE_QUERY;
   const { mapping } = options;
   const declared = { name: options.name, scope: options.scope };
-  const cases: ConformanceEntry[] = [];
+  const run = new ConformanceRun(endpoint, options);
   let session: string | null = null;
   let version: string | null = null;
   let id = 0;
@@ -67,7 +61,7 @@ export async function runMcpConformance(
     name: McpConformanceCaseName,
     expects: string,
     message: { method: string; params?: Record<string, unknown> },
-    judge: (sent: Sent, result: unknown) => { fail: string[]; advice: string[] },
+    judge: (answer: Answer, result: unknown) => Judgement,
     notification = false,
   ) => {
     const body = JSON.stringify({
@@ -81,30 +75,30 @@ export async function runMcpConformance(
       ...(session === null ? {} : { "mcp-session-id": session }),
       ...(version === null ? {} : { "mcp-protocol-version": version }),
     };
-    const shown = { ...headers };
-    for (const key of Object.keys(options.headers ?? {}).sort()) {
-      shown[key.toLowerCase()] = "[redacted]";
-    }
-    const sent = await send(endpoint, { ...options.headers, ...headers }, body, options);
-    session = sent.session ?? session;
-    const response = sent.messages.find((m) => isRecord(m) && m.id === id);
-    let judged: { fail: string[]; advice: string[] };
-    if (sent.failure !== undefined) judged = { fail: [sent.failure], advice: [] };
-    else if (notification) judged = judge(sent, undefined);
-    else if (!isRecord(response)) {
-      judged = { fail: ["the answer holds no JSON-RPC response to the request"], advice: [] };
-    } else if (isRecord(response.error)) {
-      judged = { fail: [`JSON-RPC error: ${redact(JSON.stringify(response.error))}`], advice: [] };
-    } else judged = judge(sent, response.result);
-    cases.push({
+    const { passed } = await run.run({
       case: name,
       expects,
-      request: { method: "POST", headers: shown, body },
-      response: sent.response,
-      verdict: judged.fail.length > 0 ? "fail" : "pass",
-      reasons: [...judged.fail, ...judged.advice.map((a) => `advice: ${a}`)],
+      headers,
+      body,
+      judge: (answer) => {
+        session = answer.headers.get("mcp-session-id") ?? session;
+        const { status } = answer.response;
+        if (status >= 300) return { fail: [`HTTP ${status}`], advice: [] };
+        if (notification) return judge(answer, undefined);
+        const response = messagesOf(answer).find((m) => isRecord(m) && m.id === id);
+        if (!isRecord(response)) {
+          return { fail: ["the answer holds no JSON-RPC response to the request"], advice: [] };
+        }
+        if (isRecord(response.error)) {
+          return {
+            fail: [`JSON-RPC error: ${redact(JSON.stringify(response.error))}`],
+            advice: [],
+          };
+        }
+        return judge(answer, response.result);
+      },
     });
-    return judged.fail.length === 0;
+    return passed;
   };
   const pass = { fail: [], advice: [] };
   const call = (q: string, limit: number) => ({
@@ -226,73 +220,8 @@ export async function runMcpConformance(
       );
     }
   }
-  const url = new URL(endpoint);
-  url.username = "";
-  url.password = "";
-  return {
-    endpoint: url.href,
-    name: options.name,
-    scope: options.scope,
-    reported: null,
-    query,
-    ok: cases.every((c) => c.verdict !== "fail") && cases.length === MCP_CONFORMANCE_CASES.length,
-    cases,
-  };
-}
-
-/** One POST, bounded in time and bytes, its answer's JSON-RPC messages read from JSON or SSE. */
-async function send(
-  endpoint: string,
-  headers: Record<string, string>,
-  body: string,
-  options: McpConformanceOptions,
-): Promise<Sent> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_CONFORMANCE_TIMEOUT_MS;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  try {
-    const res = await (options.fetch ?? fetch)(endpoint, {
-      method: "POST",
-      headers,
-      body,
-      redirect: "manual",
-      signal: controller.signal,
-    });
-    const session = res.headers.get("mcp-session-id");
-    const read = await readBounded(res.body, MAX_PROVIDER_BODY_BYTES, null);
-    const text = read.ok ? decodeUtf8(read.bytes) ?? "" : "";
-    const points = Array.from(text);
-    const response = {
-      status: res.status,
-      content_type: res.headers.get("content-type"),
-      body: points.slice(0, MAX_REPORTED_BODY_CHARS).join(""),
-      truncated: points.length > MAX_REPORTED_BODY_CHARS,
-      bytes: read.ok ? read.bytes.byteLength : read.read,
-    };
-    if (!read.ok) {
-      return {
-        response,
-        messages: [],
-        session,
-        failure: `the body passed ${MAX_PROVIDER_BODY_BYTES} bytes`,
-      };
-    }
-    const sse = /^text\/event-stream/i.test(response.content_type ?? "");
-    const json = sse ? sseMessages(text) : parseJson(text);
-    const messages = json === undefined ? [] : Array.isArray(json) ? json : [json];
-    const failure = res.status >= 300 ? `HTTP ${res.status}` : undefined;
-    return { response, messages, session, ...(failure === undefined ? {} : { failure }) };
-  } catch (error) {
-    const failure = controller.signal.aborted
-      ? `no complete answer within ${timeoutMs} ms`
-      : `no answer: ${redact(error instanceof Error ? error.message : String(error))}`;
-    return { response: null, messages: [], session: null, failure };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function hex(bytes: number): string {
-  const random = crypto.getRandomValues(new Uint8Array(bytes));
-  return Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
+  return run.report(
+    { name: options.name, scope: options.scope, reported: null, query },
+    MCP_CONFORMANCE_CASES.length,
+  );
 }

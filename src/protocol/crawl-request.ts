@@ -15,16 +15,21 @@ import {
 } from "./crawl-limits.ts";
 import { DEFAULT_PASSAGES } from "./evidence-route-limits.ts";
 import { type Parsed, problemOf, readFields } from "./fetch-request.ts";
+import { integerIn, type IntegerRange } from "./integer-range.ts";
 
-const Int = v.pipe(v.number(), v.integer());
+/** A crawl's integer fields. */
+const CRAWL_RANGES = {
+  max_pages: { min: 1, max: MAX_CRAWL_PAGES, code: "invalid_field" },
+  max_depth: { min: 0, max: MAX_CRAWL_DEPTH, code: "invalid_field" },
+} as const satisfies Record<string, IntegerRange>;
 
 export const CrawlRequestSchema = v.strictObject({
   /** The first page: an absolute http: or https: URL; its origin is the only one crawled. */
   url: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_FETCH_URL_CHARS)),
   /** Pages fetched at most, the first included. */
-  max_pages: v.optional(v.pipe(Int, v.minValue(1), v.maxValue(MAX_CRAWL_PAGES))),
+  max_pages: v.optional(integerIn(CRAWL_RANGES.max_pages)),
   /** Links followed from the first page at most; 0 fetches the first page alone. */
-  max_depth: v.optional(v.pipe(Int, v.minValue(0), v.maxValue(MAX_CRAWL_DEPTH))),
+  max_depth: v.optional(integerIn(CRAWL_RANGES.max_depth)),
   /** Adds each page's `evidence.passages`, as a fetch with this query does. */
   query: v.optional(v.pipe(v.string(), v.regex(/\S/), v.maxLength(MAX_QUERY_CHARS))),
 });
@@ -48,7 +53,7 @@ export function parseCrawlRequestText(text: string, source = "the body"): Parsed
   if (!parsed.success) {
     return {
       ok: false,
-      problem: problemOf(parsed.issues, read.value, "crawl", CRAWL_REQUEST_FIELDS),
+      problem: problemOf(parsed.issues, read.value, "crawl", CRAWL_REQUEST_FIELDS, CRAWL_RANGES),
     };
   }
   const r = parsed.output;

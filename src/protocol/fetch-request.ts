@@ -11,6 +11,7 @@ import { listOf, unreadableJson } from "./search-request.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { readJsonObject } from "./strict-json.ts";
+import { integerIn, type IntegerRange, outOfRange } from "./integer-range.ts";
 import { MAX_AGE_SECONDS, MAX_QUERY_CHARS } from "./limits.ts";
 import { FETCH_FORMATS, type FetchFormat } from "./codes.ts";
 import {
@@ -20,7 +21,6 @@ import {
   MAX_FETCH_TIMEOUT_MS,
   MAX_FETCH_URL_CHARS,
 } from "./fetch-limits.ts";
-import { MAX_CRAWL_DEPTH, MAX_CRAWL_PAGES } from "./crawl-limits.ts";
 import {
   DEFAULT_PASSAGES,
   MAX_PASSAGES,
@@ -31,19 +31,27 @@ import {
   MIN_FETCH_TIMEOUT_MS,
 } from "./evidence-route-limits.ts";
 
-const Int = v.pipe(v.number(), v.integer());
+/** A fetch's integer fields; `timeout_ms` has the code of a search's. */
+const FETCH_RANGES = {
+  max_chars: { min: MIN_FETCH_CHARS, max: MAX_FETCH_CHARS, code: "invalid_field" },
+  max_age_seconds: { min: 0, max: MAX_AGE_SECONDS, code: "invalid_field" },
+  timeout_ms: {
+    min: MIN_FETCH_TIMEOUT_MS,
+    max: MAX_FETCH_TIMEOUT_MS,
+    code: "timeout_out_of_range",
+  },
+  max_passages: { min: 1, max: MAX_PASSAGES, code: "invalid_field" },
+} as const satisfies Record<string, IntegerRange>;
 
 export const FetchRequestSchema = v.strictObject({
   /** An absolute http: or https: URL; the fetch core decides whether it may be fetched. */
   url: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_FETCH_URL_CHARS)),
   format: v.optional(v.picklist(FETCH_FORMATS)),
   /** The returned markdown or text, in code points; longer content is cut and says `truncated`. */
-  max_chars: v.optional(v.pipe(Int, v.minValue(MIN_FETCH_CHARS), v.maxValue(MAX_FETCH_CHARS))),
+  max_chars: v.optional(integerIn(FETCH_RANGES.max_chars)),
   /** The oldest cached page the caller accepts; 0: fetch it now (docs/envelope.md). */
-  max_age_seconds: v.optional(v.pipe(Int, v.minValue(0), v.maxValue(MAX_AGE_SECONDS))),
-  timeout_ms: v.optional(
-    v.pipe(Int, v.minValue(MIN_FETCH_TIMEOUT_MS), v.maxValue(MAX_FETCH_TIMEOUT_MS)),
-  ),
+  max_age_seconds: v.optional(integerIn(FETCH_RANGES.max_age_seconds)),
+  timeout_ms: v.optional(integerIn(FETCH_RANGES.timeout_ms)),
   /**
    * Adds `result.raw_base64`, the body as received (decoded from transfer and content encodings),
    * so that a bundle can keep the bytes `source_sha256` covers (`tracefetch fetch --out`).
@@ -52,7 +60,7 @@ export const FetchRequestSchema = v.strictObject({
   /** Adds `evidence.passages`: the paragraphs of the text that answer it best, ranked. */
   query: v.optional(v.pipe(v.string(), v.regex(/\S/), v.maxLength(MAX_QUERY_CHARS))),
   /** Passages answered at most, with a `query` (default DEFAULT_PASSAGES). */
-  max_passages: v.optional(v.pipe(Int, v.minValue(1), v.maxValue(MAX_PASSAGES))),
+  max_passages: v.optional(integerIn(FETCH_RANGES.max_passages)),
 });
 
 export type FetchAsk = {
@@ -97,7 +105,10 @@ export const VERIFY_REQUEST_FIELDS: readonly string[] = Object.keys(VerifyReques
 export function parseFetchRequest(input: unknown): Parsed<FetchAsk> {
   const parsed = v.safeParse(FetchRequestSchema, input, { abortEarly: false });
   if (!parsed.success) {
-    return { ok: false, problem: problemOf(parsed.issues, input, "fetch", FETCH_REQUEST_FIELDS) };
+    return {
+      ok: false,
+      problem: problemOf(parsed.issues, input, "fetch", FETCH_REQUEST_FIELDS, FETCH_RANGES),
+    };
   }
   const r = parsed.output;
   if (r.max_passages !== undefined && r.query === undefined) {
@@ -177,17 +188,21 @@ export function unknownFieldMessage(
   }`;
 }
 
-/** The most specific problem first: unknown fields, then nulls, then missing, then values. */
+/**
+ * The most specific problem first: unknown fields, then nulls, then missing, then values; a number
+ * in one of the request's integer `ranges` is refused in their one wording (integer-range.ts).
+ */
 export function problemOf(
   issues: v.BaseIssue<unknown>[],
   input: unknown,
   what: EvidenceAsk,
   fields: readonly string[],
+  ranges: Readonly<Record<string, IntegerRange>> = {},
 ): RequestProblem {
   if (!isRecord(input)) {
     return { code: "invalid_json", message: "the body must be one JSON object" };
   }
-  const ranked = issues.map((issue) => classify(issue, fields, what));
+  const ranked = issues.map((issue) => classify(issue, fields, what, ranges));
   ranked.sort((a, b) => a.rank - b.rank);
   const { rank: _rank, ...problem } = ranked[0] ?? {
     rank: 0,
@@ -201,6 +216,7 @@ function classify(
   issue: v.BaseIssue<unknown>,
   fields: readonly string[],
   what: EvidenceAsk,
+  ranges: Readonly<Record<string, IntegerRange>>,
 ): RequestProblem & { rank: number } {
   const field = v.getDotPath(issue) ?? "";
   if (issue.type === "strict_object" && issue.received === "undefined") {
@@ -218,31 +234,8 @@ function classify(
     return { rank: 1, code: "null_field", field, message: `"${field}" is null; omit it instead` };
   }
   const numeric = typeof issue.input === "number";
-  if (field === "timeout_ms" && numeric) {
-    return {
-      rank: 3,
-      code: "timeout_out_of_range",
-      field,
-      message:
-        `timeout_ms must be an integer from ${MIN_FETCH_TIMEOUT_MS} to ${MAX_FETCH_TIMEOUT_MS}`,
-    };
-  }
-  if (field === "max_chars" && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `max_chars must be an integer from ${MIN_FETCH_CHARS} to ${MAX_FETCH_CHARS}`,
-    };
-  }
-  if (field === "max_age_seconds" && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `max_age_seconds must be an integer from 0 to ${MAX_AGE_SECONDS}`,
-    };
-  }
+  const range = numeric && Object.hasOwn(ranges, field) ? ranges[field] : undefined;
+  if (range !== undefined) return { rank: 3, ...outOfRange(field, range) };
   if (field === "url" && typeof issue.input === "string") {
     return {
       rank: 3,
@@ -258,32 +251,9 @@ function classify(
   if (field === "query" && issue.type === "regex") {
     return { rank: 3, code: "invalid_field", field, message: "query is blank" };
   }
-  const range = INTEGER_RANGES[field];
-  if (range !== undefined && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `${field} must be an integer from ${range[0]} to ${range[1]}`,
-    };
-  }
-  if (field === "max_passages" && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `max_passages must be an integer from 1 to ${MAX_PASSAGES}`,
-    };
-  }
   const what2 = field === "" ? "request" : `"${field}"`;
   return { rank: 3, code: "invalid_field", field, message: `${what2}: ${issue.message}` };
 }
-
-/** The integer fields of the crawl request and their bounds, for their messages. */
-const INTEGER_RANGES: Readonly<Record<string, readonly [number, number]>> = {
-  max_pages: [1, MAX_CRAWL_PAGES],
-  max_depth: [0, MAX_CRAWL_DEPTH],
-};
 
 function refused(
   code: RequestProblem["code"],

@@ -9,6 +9,7 @@ import type { EnvelopeCode } from "./codes.ts";
 import { didYouMean } from "./did-you-mean.ts";
 import { isRecord } from "./json-value.ts";
 import { type JsonObjectRead, readJsonObject } from "./strict-json.ts";
+import { integerIn, type IntegerRange, outOfRange } from "./integer-range.ts";
 import {
   checkFilters,
   FILTER_FIELDS,
@@ -37,6 +38,13 @@ export type View = (typeof VIEWS)[number];
 /** Scope, provider and tier names are checked against the manifest, so an unknown one gets its own code. */
 const Identifier = v.pipe(v.string(), v.maxLength(MAX_IDENTIFIER_CHARS));
 
+/** A search's integer fields; `limit` and `timeout_ms` have codes of their own. */
+const SEARCH_RANGES = {
+  limit: { min: MIN_LIMIT, max: MAX_LIMIT, code: "limit_out_of_range" },
+  timeout_ms: { min: MIN_TIMEOUT_MS, max: MAX_TIMEOUT_MS, code: "timeout_out_of_range" },
+  max_age_seconds: { min: 0, max: MAX_AGE_SECONDS, code: "invalid_field" },
+} as const satisfies Record<string, IntegerRange>;
+
 export const SearchRequestSchema = v.strictObject({
   version: v.optional(v.literal(1)),
   /**
@@ -46,20 +54,14 @@ export const SearchRequestSchema = v.strictObject({
   query: v.pipe(v.string(), v.regex(/\S/), v.maxLength(MAX_QUERY_CHARS)),
   scope: v.optional(Identifier),
   providers: v.optional(v.array(Identifier)),
-  limit: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(MIN_LIMIT), v.maxValue(MAX_LIMIT)),
-  ),
+  limit: v.optional(integerIn(SEARCH_RANGES.limit)),
   tier: v.optional(Identifier),
   view: v.optional(v.picklist(VIEWS)),
-  timeout_ms: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(MIN_TIMEOUT_MS), v.maxValue(MAX_TIMEOUT_MS)),
-  ),
+  timeout_ms: v.optional(integerIn(SEARCH_RANGES.timeout_ms)),
   /** Domain and date filters, applied to every candidate (docs/envelope.md, "Filters"). */
   filters: v.optional(SearchFiltersSchema),
   /** The oldest cached answer the caller accepts; 0: ask the providers (docs/envelope.md). */
-  max_age_seconds: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_AGE_SECONDS)),
-  ),
+  max_age_seconds: v.optional(integerIn(SEARCH_RANGES.max_age_seconds)),
 });
 
 export type SearchRequest = {
@@ -287,29 +289,12 @@ function classify(issue: v.BaseIssue<unknown>): RequestProblem & { rank: number 
       message: `query has more than ${MAX_QUERY_CHARS} characters`,
     };
   }
-  if (field === "limit" && numeric) {
-    return {
-      rank: 2,
-      code: "limit_out_of_range",
-      field,
-      message: `limit must be an integer from ${MIN_LIMIT} to ${MAX_LIMIT}`,
-    };
-  }
-  if (field === "timeout_ms" && numeric) {
-    return {
-      rank: 2,
-      code: "timeout_out_of_range",
-      field,
-      message: `timeout_ms must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`,
-    };
-  }
-  if (field === "max_age_seconds" && numeric) {
-    return {
-      rank: 3,
-      code: "invalid_field",
-      field,
-      message: `max_age_seconds must be an integer from 0 to ${MAX_AGE_SECONDS}`,
-    };
+  const range = numeric && Object.hasOwn(SEARCH_RANGES, field)
+    ? SEARCH_RANGES[field as keyof typeof SEARCH_RANGES]
+    : undefined;
+  if (range !== undefined) {
+    // A code of its own ranks with the query's; invalid_field with the other values.
+    return { rank: range.code === "invalid_field" ? 3 : 2, ...outOfRange(field, range) };
   }
   if (field.startsWith("filters.domains.") && field === path && issue.type === "min_length") {
     return {

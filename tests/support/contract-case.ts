@@ -3,12 +3,9 @@
  * GET and every POST with a JSON body share, built once for each route that gives them.
  */
 import type { EnvelopeCode } from "../../src/protocol/codes.ts";
-import {
-  GATEWAY_HEADER,
-  type GatewayName,
-  type TokenName,
-  type World,
-} from "./contract-gateways.ts";
+import { GATEWAY_HEADER, type GatewayName } from "./contract-gateways.ts";
+import type { TokenName } from "./contract-tokens.ts";
+import type { World } from "./contract-world.ts";
 
 export type ContractCase = {
   /** What the case shows, in a few words. */

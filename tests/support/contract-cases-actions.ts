@@ -1,6 +1,6 @@
 /** The contract's cases of `/v1/expand`, `/v1/refresh` and `/mcp` (tests/support/contract-cases.ts). */
 import type { EnvelopeCode } from "../../src/protocol/codes.ts";
-import type { TokenName } from "./contract-gateways.ts";
+import type { TokenName } from "./contract-tokens.ts";
 import { bodyRefusals, type ContractCase, FAULT, MCP_ACCEPT, MCP_INIT } from "./contract-case.ts";
 
 /** POST /v1/expand: the evidence, and each way it is refused. */

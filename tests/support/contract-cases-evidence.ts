@@ -8,7 +8,7 @@
  */
 import type { EnvelopeCode } from "../../src/protocol/codes.ts";
 import { bodyRefusals, type ContractCase, holdSlot, readRefusals } from "./contract-case.ts";
-import type { FetchAnswer } from "./contract-gateways.ts";
+import type { FetchAnswer } from "./contract-world.ts";
 import { sitePage } from "./contract-site.ts";
 
 /** A loopback URL refused before anything is fetched, where the case never gets that far. */

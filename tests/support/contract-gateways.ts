@@ -16,12 +16,13 @@
  * - `bare`: built with no telemetry port, as a Worker is: no /metrics.
  * - `faulty`: a port that throws on every request, so each route answers its 500.
  * - `minimal`: a manifest of one provider and nothing else (no fetch block, unlike the embedded
- *   default's), no signing key: fetching is off.
+ *   default's), no signing key: fetching is off. *
+ * What a case may do to them first is tests/support/contract-world.ts's; the tokens cases send are
+ * tests/support/contract-tokens.ts's.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SignJWT } from "jose";
 import { createGateway } from "../../src/http/mod.ts";
 import { corpusAdapter, type CorpusDocument } from "../../providers/corpus/corpus-adapter.ts";
 import { serveProvider } from "../../src/kit/serve-provider.ts";
@@ -33,30 +34,16 @@ import { listen } from "../../src/runtime/node-listen.ts";
 import { openTraceFile } from "../../src/runtime/trace-file-sink.ts";
 import { nodePorts } from "../../src/runtime/node-fetch.ts";
 import { GuardedState } from "../../src/state/guarded-state.ts";
-import { ADMIN_SCOPE, METRICS_SCOPE } from "../../src/core/caller.ts";
 import { PrometheusMetrics } from "../../src/observe/prometheus-metrics.ts";
 import { MemoryStore } from "../../src/state/memory-store.ts";
-import {
-  type AnswerCache,
-  type CacheLookup,
-  MemoryAnswerCache,
-} from "../../src/state/answer-cache.ts";
 import { answer, raw, startServer, type TestServer } from "./servers.ts";
 import { manifestOf, settingsFor } from "./gateway.ts";
-import { AUDIENCE, forge, ISSUER, keyPair } from "./auth-keys.ts";
-import { open } from "./raw-http.ts";
+import { AUDIENCE, ISSUER, keyPair } from "./auth-keys.ts";
 import { startSite } from "./contract-site.ts";
+import { contractTokens, type TokenName } from "./contract-tokens.ts";
+import { Gate, SwitchedCache, type World, worldOf } from "./contract-world.ts";
 
 export type GatewayName = "default" | "full" | "locked" | "guarded" | "bare" | "faulty" | "minimal";
-export type TokenName =
-  | "reader"
-  | "plain"
-  | "admin"
-  | "metrics"
-  | "expired"
-  | "invalid"
-  | "unfetchable";
-
 export const GATEWAY_HEADER = "x-contract-gateway";
 export const REPLAY_HEADER = "x-contract-replay";
 
@@ -83,54 +70,6 @@ const NOTES: CorpusDocument[] = [
     published_at: "2025-06-15",
   },
 ];
-
-/** A promise and the function that resolves it (Node 20 has no Promise.withResolvers). */
-function opened(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = () => {};
-  const promise = new Promise<void>((r) => resolve = r);
-  return { promise, resolve };
-}
-
-/** What a case may do to the world before it is sent. */
-export type World = {
-  /** Starts a search on the full gateway that holds its one slot until `release()`. */
-  holdSlot: () => Promise<{ release: () => Promise<void> }>;
-  /** Holds one body of this client's in reading on the full gateway until `release()`. */
-  holdBody: () => Promise<{ release: () => Promise<void> }>;
-  /** The notes corpus reloads without "retries": the locator it issued is now expired. */
-  forgetRetries: () => Promise<void>;
-  /** POST /v1/fetch on the full gateway, straight: the result of its envelope. */
-  fetchPage: (request: Record<string, unknown>) => Promise<FetchAnswer>;
-  /** Fetches a page on the full gateway until its answer comes from the cache. */
-  cachePage: (request: Record<string, unknown>) => Promise<void>;
-  /** The full gateway's answer cache can no longer be told of a refresh, until the call it returns. */
-  cacheUnreachable: () => Promise<() => Promise<void>>;
-};
-
-/** The full gateway's answer cache: in memory, with a switch that makes its invalidation fail. */
-class SwitchedCache implements AnswerCache {
-  readonly #inner = new MemoryAnswerCache(1_000_000, () => performance.now());
-  reachable = true;
-  lookup(provider: string, identity: string | null): Promise<CacheLookup> {
-    return this.#inner.lookup(provider, identity);
-  }
-  store(p: string, identity: string, lookup: CacheLookup, text: string, ttlMs: number) {
-    return this.#inner.store(p, identity, lookup, text, ttlMs);
-  }
-  invalidate(provider: string): Promise<boolean> {
-    return this.reachable ? this.#inner.invalidate(provider) : Promise.resolve(false);
-  }
-}
-
-/** What a case reads of a fetch's result. */
-export type FetchAnswer = {
-  cached: boolean;
-  receipt: string | null;
-  evidence: { markdown: string };
-};
-
-/** How often `cachePage` asks before it gives up: the cache is written after the answer. */
-const CACHE_TRIES = 50;
 
 export type Gateways = {
   /** The one listener in front of every gateway. */
@@ -172,10 +111,10 @@ export async function startGateways(): Promise<Gateways> {
   const broken = await serve(raw(500, "{}"));
   const bare = await serve(raw(501, "{}"));
   const dear = await serve(answer("dear", "dear", hit));
-  const gate = { open: opened() };
+  const gate = new Gate();
   // A search waits for the gate; a health probe (GET /v1/doctor) is answered at once.
   const slow: TestServer = await serve(async (req, res, body) => {
-    if (body.includes('"query"')) await gate.open.promise;
+    if (body.includes('"query"')) await gate.wait();
     answer("slow", "slow", hit)(req, res, body);
   });
 
@@ -324,82 +263,19 @@ export async function startGateways(): Promise<Gateways> {
   );
   closing.push(() => front.close());
 
-  const hs256 = new TextEncoder().encode(SECRET);
-  const signed = (claims: Record<string, unknown>) => {
-    const now = Math.floor(Date.now() / 1_000);
-    return new SignJWT({ scope: "", ...claims }).setProtectedHeader({ alg: "HS256" })
-      .setIssuer(ISSUER).setAudience(AUDIENCE).setSubject("contract").setIssuedAt(now - 60)
-      .setExpirationTime(claims.exp === undefined ? now + 3_600 : (claims.exp as number))
-      .sign(hs256);
-  };
-  const tokens: Record<TokenName, () => Promise<string>> = {
-    reader: () => signed({ scope: "tracefetch:private" }),
-    plain: () => signed({}),
-    admin: () => signed({ scope: `${ADMIN_SCOPE} tracefetch:private` }),
-    metrics: () => signed({ scope: METRICS_SCOPE }),
-    expired: () => signed({ exp: Math.floor(Date.now() / 1_000) - 3_600 }),
-    invalid: () => Promise.resolve("not.a.token"),
-    // Verified against the locked gateway's JWKS, which cannot be fetched.
-    unfetchable: () =>
-      Promise.resolve(forge({ alg: "EdDSA", kid: "k-1" }, {
-        iss: ISSUER,
-        aud: AUDIENCE,
-        sub: "contract",
-        exp: Math.floor(Date.now() / 1_000) + 3_600,
-      }, "c2ln")),
-  };
-
-  const world: World = {
-    holdSlot: async () => {
-      const searches = () => slow.requests.filter((r) => r.body.includes('"query"')).length;
-      const seen = searches();
-      const running = Promise.resolve(full.request("/v1/search?q=held&providers=slow"))
-        .then((r) => r.text());
-      while (searches() === seen) await new Promise((r) => setTimeout(r, 5));
-      return {
-        release: async () => {
-          gate.open.resolve();
-          await running;
-          gate.open = opened();
-        },
-      };
-    },
-    holdBody: async () => {
-      const socket = await open(front.port);
-      socket.write(
-        `POST /v1/expand HTTP/1.1\r\nhost: 127.0.0.1\r\n${GATEWAY_HEADER}: full\r\n` +
-          "content-type: application/json\r\ncontent-length: 100\r\n\r\n{",
-      );
-      // Held once the gateway has begun to read it.
-      await new Promise((r) => setTimeout(r, 50));
-      return { release: () => Promise.resolve(socket.destroy()).then(() => {}) };
-    },
-    cacheUnreachable: () => {
-      fullCache.reachable = false;
-      return Promise.resolve(() => Promise.resolve(void (fullCache.reachable = true)));
-    },
+  const tokens = contractTokens(SECRET);
+  const world = worldOf({
+    full,
+    slow,
+    gate,
+    cache: fullCache,
+    frontPort: front.port,
+    pickFull: `${GATEWAY_HEADER}: full`,
     forgetRetries: async () => {
       current = [NOTES[0] as CorpusDocument];
       await notesAdapter.refresh?.(AbortSignal.timeout(5_000));
     },
-    fetchPage: async (request) => {
-      const res = await full.request("/v1/fetch", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(request),
-      });
-      const envelope = await res.json();
-      if (envelope.code !== "ok") throw new Error(`the page was not fetched: ${envelope.code}`);
-      return envelope.result as FetchAnswer;
-    },
-    cachePage: async (request) => {
-      for (let i = 0; i < CACHE_TRIES; i++) {
-        if ((await world.fetchPage(request)).cached) return;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error(`${JSON.stringify(request)} never came from the cache`);
-    },
-  };
+  });
 
   return {
     url: `http://127.0.0.1:${front.port}`,
@@ -408,7 +284,7 @@ export async function startGateways(): Promise<Gateways> {
     token: (name) => tokens[name](),
     store: (key, answer) => replays.set(key, answer),
     close: async () => {
-      gate.open.resolve();
+      gate.open();
       for (const close of closing.reverse()) await close();
     },
   };

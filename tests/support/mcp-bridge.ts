@@ -4,11 +4,11 @@
  * with no network (no-network.cjs), ready once it answers initialize, stopped by its own pid.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./daemon.ts";
 
 const BIN = (name: string) =>
   fileURLToPath(new URL(`../../node_modules/.bin/${name}`, import.meta.url));
@@ -21,17 +21,6 @@ export type Bridge = { url: string; close: () => Promise<void>; log: () => strin
 /** Whether the bins a bridge needs are installed; a test skips with a line saying which is not. */
 export function missingBin(...names: string[]): string | null {
   return names.find((n) => !existsSync(BIN(n))) ?? null;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** supergateway in front of a stdio server (a bin in node_modules/.bin). */

@@ -1,18 +1,15 @@
 /**
  * A real Prometheus (Debian's package) for the metrics acceptance test: started on a free loopback
  * port, scraping the targets it is given every second, and asked PromQL over its HTTP API.
+ * It runs as every such server does (tests/support/daemon.ts): never past its test process.
  *
  * Invariants:
- * - The server never outlives its test process: it runs under a shell that stops it when our pipe
- *   closes, which the kernel does when we exit, however we exit.
- * - Every wait is bounded: its start, each query, and `until`'s polling.
+ * - Every wait is bounded: its start, its stop, each query, and `until`'s polling.
  */
-import { spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
+import { freePort, installedPath, startDaemon } from "./daemon.ts";
 
 /** What the suite says when there is no server to start. */
 export const PROMETHEUS_MISSING =
@@ -24,8 +21,6 @@ const START_MS = 20_000;
 const STOP_MS = 10_000;
 /** The pause between polls of /-/ready or of a query. */
 const POLL_MS = 250;
-/** The last bytes of its output kept for a failure's message. */
-const OUTPUT_KEPT = 4_000;
 
 export type Prometheus = {
   url: string;
@@ -38,17 +33,7 @@ export type Prometheus = {
 
 /** The path of prometheus, on PATH or where Debian puts it; null when it is not installed. */
 export function prometheusPath(): string | null {
-  for (const dir of [...(process.env.PATH ?? "").split(delimiter), "/usr/bin"]) {
-    if (dir === "") continue;
-    const path = join(dir, "prometheus");
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // Not in this directory: the next one may have it.
-    }
-  }
-  return null;
+  return installedPath("prometheus");
 }
 
 /** Starts Prometheus scraping `targets` (host:port, path /metrics) every second. */
@@ -77,44 +62,23 @@ export async function startPrometheus(targets: string[]): Promise<Prometheus> {
     `--storage.tsdb.path=${join(dir, "data")}`,
     `--web.listen-address=127.0.0.1:${port}`,
   ];
-  const script =
-    'exec 3<&0; "$0" "$@" & pid=$!; (cat <&3 >/dev/null; kill "$pid" 2>/dev/null) & wait "$pid"';
-  const child = spawn("sh", ["-c", script, binary, ...args], { stdio: ["pipe", "pipe", "pipe"] });
-  let output = "";
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_KEPT));
-  child.stdout.on("data", keep);
-  child.stderr.on("data", keep);
-  child.stdin.on("error", () => {});
-  let ended = false;
-  const exited = new Promise<void>((resolve) => {
-    child.once("exit", () => {
-      ended = true;
-      resolve();
+  let server;
+  try {
+    server = await startDaemon(binary, args, {
+      what: `prometheus on port ${port}`,
+      ready: () => ready(url),
+      startMs: START_MS,
+      stopMs: STOP_MS,
+      pollMs: POLL_MS,
     });
-    child.once("error", () => {
-      ended = true;
-      resolve();
-    });
-  });
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
   const stop = async () => {
-    child.stdin.end();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<"late">((resolve) => (timer = setTimeout(resolve, STOP_MS, "late")));
-    const outcome = await Promise.race([exited, late]);
-    clearTimeout(timer);
-    child.stdout.destroy();
-    child.stderr.destroy();
-    if (outcome === "late") child.kill("SIGKILL");
+    await server.stop();
     await rm(dir, { recursive: true, force: true });
   };
-  const deadline = performance.now() + START_MS;
-  while (!(await ready(url))) {
-    if (ended || performance.now() > deadline) {
-      await stop();
-      throw new Error(`prometheus did not become ready on port ${port}: ${output.trim()}`);
-    }
-    await sleep(POLL_MS);
-  }
   const instant = async (promql: string) => {
     const response = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(promql)}`, {
       signal: AbortSignal.timeout(5_000),
@@ -165,17 +129,6 @@ async function ready(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {
