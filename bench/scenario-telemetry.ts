@@ -4,8 +4,13 @@
  * exported to a loopback OTLP/HTTP receiver, beside the same search on a gateway with both off,
  * taking turns. It prints; it never fails on a number.
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startOtlpReceiver } from "../tests/support/otlp-receiver.ts";
-import { interleaved } from "./http-client.ts";
+import type { CpuProfile } from "./cpu-profile.ts";
+import { interleaved, sequential } from "./http-client.ts";
+import { topSelfTime } from "./profile.ts";
 import { type Row, verdict } from "./report.ts";
 import { startGateway } from "./soak-gateway.ts";
 import { ms, p50 } from "./stats.ts";
@@ -17,8 +22,8 @@ const OVERHEAD_TARGET_MS = 0.2;
 const WARM = 50;
 const COUNT = 500;
 
-export async function telemetryOverhead(urls: Urls): Promise<Row[]> {
-  const receiver = await startOtlpReceiver();
+/** The two gateways' settings: observed (metrics, traces to `receiver`) and plain. */
+function environments(urls: Urls, receiver: string) {
   const providers = GROUPS.zero4.map((name) => ({
     name,
     endpoint: urls[name] as string,
@@ -33,20 +38,27 @@ export async function telemetryOverhead(urls: Urls): Promise<Row[]> {
     TRACEFETCH_API_DOCS: "0",
     TRACEFETCH_STATE_URL: "",
   };
-  const [on, off] = await Promise.all([
-    startGateway({
+  return {
+    on: {
       ...base,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-    }),
-    startGateway({ ...base, TRACEFETCH_METRICS: "off", OTEL_EXPORTER_OTLP_ENDPOINT: "" }),
-  ]);
+    },
+    off: { ...base, TRACEFETCH_METRICS: "off", OTEL_EXPORTER_OTLP_ENDPOINT: "" },
+  };
+}
+
+const search = `/v1/search?${new URLSearchParams({
+  q: "observed",
+  limit: "10",
+  providers: GROUPS.zero4.join(","),
+})}`;
+
+export async function telemetryOverhead(urls: Urls): Promise<Row[]> {
+  const receiver = await startOtlpReceiver();
+  const env = environments(urls, receiver.url);
+  const [on, off] = await Promise.all([startGateway(env.on), startGateway(env.off)]);
   try {
-    const search = `/v1/search?${new URLSearchParams({
-      q: "observed",
-      limit: "10",
-      providers: GROUPS.zero4.join(","),
-    })}`;
     const [observed, plain] = await interleaved(
       [{ url: `${on.url}${search}` }, { url: `${off.url}${search}` }],
       WARM,
@@ -67,4 +79,41 @@ export async function telemetryOverhead(urls: Urls): Promise<Row[]> {
     await Promise.all([on.stop(), off.stop()]);
     await receiver.close();
   }
+}
+
+/** Searches each profiled gateway serves: enough samples to rank functions of a few µs. */
+const PROFILED_SEARCHES = 2_000;
+
+/**
+ * `npm run bench -- --profile --only 9`: the observed and the plain gateway each profiled
+ * (`--cpu-prof`, written when it exits) over the same sequential searches, summarised side by side.
+ */
+export async function profileTelemetry(urls: Urls): Promise<string> {
+  const receiver = await startOtlpReceiver();
+  const env = environments(urls, receiver.url);
+  const out: string[] = [];
+  try {
+    for (const [name, vars] of [["on", env.on], ["off", env.off]] as const) {
+      const dir = mkdtempSync(join(tmpdir(), "tracefetch-prof-"));
+      try {
+        const gateway = await startGateway(vars, 60_000, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
+        await sequential({ url: `${gateway.url}${search}` }, WARM, PROFILED_SEARCHES);
+        await gateway.stop();
+        const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+        if (file === undefined) throw new Error(`no profile written by the ${name} gateway`);
+        const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
+        out.push(
+          `CPU profile, metrics and traces ${name}: ${PROFILED_SEARCHES} sequential searches` +
+            " (start-up included), 4 zero-delay providers",
+          topSelfTime(profile, 25),
+          "",
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await receiver.close();
+  }
+  return out.join("\n");
 }

@@ -21,6 +21,8 @@ export type AttemptSeen = {
   cached: boolean;
   /** Decoded bytes the attempt read from its provider. */
   bytes: number;
+  /** The provider's HTTP response status, when an answer came back over HTTP. */
+  httpStatus?: number | undefined;
 };
 
 /** What an answer cache lookup found: `bypass` when this attempt's answer may not be cached. */
@@ -59,10 +61,28 @@ export interface AttemptSpan {
   end(seen: AttemptSeen): void;
 }
 
+/** How any other client span ended (a page fetch). */
+export type ClientSpanEnd = {
+  /** Attributes learnt by the end; the same rules as every label: no locator, path or query. */
+  attributes?: Record<string, string | number | boolean>;
+  /** The HTTP response status, when a response came back. */
+  httpStatus?: number | undefined;
+  /** Set when it failed: `error.type`, and the span's status becomes an error. */
+  error?: string | undefined;
+};
+
+/** A client span of the request's other than a provider attempt (a page fetch). */
+export interface ClientSpan {
+  readonly traceparent: string;
+  end(seen: ClientSpanEnd): void;
+}
+
 /** One request's trace, as the search run and the fan-out see it. */
 export interface RequestTrace {
   /** A child span for one provider attempt (or a cached answer in its place). */
   attempt(provider: string, kind: "search" | "expand"): AttemptSpan;
+  /** A child client span named `name` (e.g. `fetch {host}`), with attributes known at its start. */
+  client(name: string, attributes: Record<string, string | number | boolean>): ClientSpan;
   /** The search's query, which the span keeps only with TRACEFETCH_TRACE_RAW_QUERIES. */
   query(text: string): void;
 }
