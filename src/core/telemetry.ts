@@ -21,8 +21,6 @@ export type AttemptSeen = {
   cached: boolean;
   /** Decoded bytes the attempt read from its provider. */
   bytes: number;
-  /** The provider's HTTP response status, when an answer came back over HTTP. */
-  httpStatus?: number | undefined;
 };
 
 /** What an answer cache lookup found: `bypass` when this attempt's answer may not be cached. */
@@ -58,6 +56,8 @@ export interface MetricsPort {
 /** A provider attempt's client span: the traceparent its request carries names it. */
 export interface AttemptSpan {
   readonly traceparent: string;
+  /** The provider's HTTP response status, told when its headers arrive (a ResponseWatch). */
+  responded(status: number): void;
   end(seen: AttemptSeen): void;
 }
 
@@ -65,8 +65,6 @@ export interface AttemptSpan {
 export type ClientSpanEnd = {
   /** Attributes learnt by the end; the same rules as every label: no locator, path or query. */
   attributes?: Record<string, string | number | boolean>;
-  /** The HTTP response status, when a response came back. */
-  httpStatus?: number | undefined;
   /** Set when it failed: `error.type`, and the span's status becomes an error. */
   error?: string | undefined;
 };
@@ -74,6 +72,8 @@ export type ClientSpanEnd = {
 /** A client span of the request's other than a provider attempt (a page fetch). */
 export interface ClientSpan {
   readonly traceparent: string;
+  /** The HTTP response status, told when the headers arrive. */
+  responded(status: number): void;
   end(seen: ClientSpanEnd): void;
 }
 

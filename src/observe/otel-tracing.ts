@@ -159,10 +159,19 @@ class Served implements ServerSpan, RequestTrace {
   }
 }
 
+/** The HTTP semantic conventions' attribute, on a client span whose request got an answer. */
+function responded(span: RecordedSpan, status: number): void {
+  span.attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
+}
+
 class Attempted implements AttemptSpan {
   readonly traceparent: string;
   constructor(readonly sink: Sink, readonly span: RecordedSpan) {
     this.traceparent = span.traceparent;
+  }
+
+  responded(status: number): void {
+    responded(this.span, status);
   }
 
   end(seen: AttemptSeen): void {
@@ -170,7 +179,6 @@ class Attempted implements AttemptSpan {
     attributes["tracefetch.outcome"] = seen.outcome;
     attributes["tracefetch.code"] = seen.code;
     attributes["tracefetch.cached"] = seen.cached;
-    if (seen.httpStatus !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = seen.httpStatus;
     if (seen.outcome !== "success") this.span.fail(seen.code);
     this.sink.finished(this.span);
   }
@@ -182,10 +190,13 @@ class Client implements ClientSpan {
     this.traceparent = span.traceparent;
   }
 
+  responded(status: number): void {
+    responded(this.span, status);
+  }
+
   end(seen: ClientSpanEnd): void {
     const { attributes } = this.span;
     if (seen.attributes !== undefined) Object.assign(attributes, seen.attributes);
-    if (seen.httpStatus !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = seen.httpStatus;
     if (seen.error !== undefined) this.span.fail(seen.error);
     this.sink.finished(this.span);
   }
@@ -204,6 +215,7 @@ class Unsampled implements RequestTrace, AttemptSpan, ClientSpan {
     return this;
   }
   query(): void {}
+  responded(): void {}
   end(): void {}
 }
 
