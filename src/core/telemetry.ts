@@ -23,6 +23,20 @@ export type AttemptSeen = {
   bytes: number;
 };
 
+/**
+ * How one page fetch ended (`/v1/fetch`, the MCP `fetch` tool; a crawl's pages too, when it counts
+ * them): `fetched` from the page, `cached` from the answer cache, `refused` by the fetch policy or
+ * robots.txt, `failed` on the way (docs/envelope.md, "Fetching a page").
+ */
+export type FetchSeen = {
+  outcome: "fetched" | "cached" | "refused" | "failed";
+  /** The envelope's code. */
+  code: string;
+  seconds: number;
+  /** Decoded bytes read from the page; 0 unless fetched. */
+  bytes: number;
+};
+
 /** What an answer cache lookup found: `bypass` when this attempt's answer may not be cached. */
 export type CacheResult = "hit" | "miss" | "bypass";
 
@@ -43,6 +57,10 @@ export interface MetricsPort {
   searched(code: string, seconds: number): void;
   attempted(seen: AttemptSeen): void;
   cacheLookup(provider: string, result: CacheResult): void;
+  /** A page fetch answered (admitted: a refusal at admission is a caller refusal or overload). */
+  fetched(seen: FetchSeen): void;
+  /** A verify answered with this verdict. */
+  verified(verdict: string): void;
   /** A caller refused for who it is or what it may do (a token, a scope, its limits). */
   refused(code: string): void;
   /** An HTTP request answered; `route` is the route's pattern, never the request's path. */

@@ -4,7 +4,13 @@
  * the Prometheus text format at `GET /metrics` on Node and Deno.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AttemptSeen, CacheResult, GaugeSources, MetricsPort } from "../core/telemetry.ts";
+import type {
+  AttemptSeen,
+  CacheResult,
+  FetchSeen,
+  GaugeSources,
+  MetricsPort,
+} from "../core/telemetry.ts";
 import { DURATION_BUCKETS_SECONDS } from "./duration-buckets.ts";
 
 /** Every metric's name starts with this (http_server_* follow the OpenTelemetry names instead). */
@@ -21,6 +27,10 @@ export class PrometheusMetrics implements MetricsPort {
   readonly #cost: Counter<"provider">;
   readonly #cache: Counter<"provider" | "result">;
   readonly #refusals: Counter<"code">;
+  readonly #fetches: Counter<"outcome" | "code">;
+  readonly #fetchDuration: Histogram<"outcome">;
+  readonly #fetchBytes: Counter<string>;
+  readonly #verifies: Counter<"verdict">;
   readonly #requests: Histogram<"http_route" | "http_request_method" | "http_response_status_code">;
   #sources: GaugeSources | null = null;
 
@@ -74,6 +84,30 @@ export class PrometheusMetrics implements MetricsPort {
       name: `${PREFIX}caller_refusals_total`,
       help: "Requests refused for their caller: token, scope or caller limits, by code.",
       labelNames: ["code"],
+      registers,
+    });
+    this.#fetches = new Counter({
+      name: `${PREFIX}fetches_total`,
+      help: "Page fetches answered: fetched, cached, refused (policy, robots.txt) or failed, by code.",
+      labelNames: ["outcome", "code"],
+      registers,
+    });
+    this.#fetchDuration = new Histogram({
+      name: `${PREFIX}fetch_duration_seconds`,
+      help: "Time from a fetch's admission to its answer, by outcome.",
+      labelNames: ["outcome"],
+      buckets,
+      registers,
+    });
+    this.#fetchBytes = new Counter({
+      name: `${PREFIX}fetch_bytes_read_total`,
+      help: "Decoded bytes read from fetched pages.",
+      registers,
+    });
+    this.#verifies = new Counter({
+      name: `${PREFIX}verifies_total`,
+      help: "Verifies answered, by verdict.",
+      labelNames: ["verdict"],
       registers,
     });
     this.#requests = new Histogram({
@@ -136,6 +170,17 @@ export class PrometheusMetrics implements MetricsPort {
 
   refused(code: string): void {
     this.#refusals.inc({ code });
+  }
+
+  fetched(seen: FetchSeen): void {
+    const { outcome, code } = seen;
+    this.#fetches.inc({ outcome, code });
+    this.#fetchDuration.observe({ outcome }, seen.seconds);
+    if (seen.bytes > 0) this.#fetchBytes.inc(seen.bytes);
+  }
+
+  verified(verdict: string): void {
+    this.#verifies.inc({ verdict });
   }
 
   served(route: string, method: string, status: number, seconds: number): void {
