@@ -180,6 +180,27 @@ describe("traces when the collector is down, or asked to keep queries", () => {
     assert.ok(traces.queued <= MAX_QUEUED_SPANS);
   });
 
+  it("leaves a caller's unsampled trace unsampled: providers get it, nothing is exported", async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+      const telemetry = telemetryFor(readSettings(env).env.telemetry);
+      const app = gateway([{ name: "good", endpoint: good.url }], { env, ports: { telemetry } });
+      const response = await app.request("/v1/search?q=unsampled", {
+        headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` },
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      await telemetry.tracing?.flush();
+      assert.deepEqual(receiver.spans, []);
+      const sent = String(good.requests.at(-1)?.headers.traceparent);
+      assert.match(sent, new RegExp(`^00-${CALLER_TRACE}-[0-9a-f]{16}-00$`));
+      assert.notEqual(sent.split("-")[2], CALLER_SPAN);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("keeps the query in the server span only with TRACEFETCH_TRACE_RAW_QUERIES", async () => {
     const receiver = await startOtlpReceiver();
     try {

@@ -82,6 +82,8 @@ class Counted {
   dropped = 0;
   exported = 0;
   failed = 0;
+  /** Exports started and not yet answered, which a flush waits for too. */
+  readonly inFlight = new Set<Promise<void>>();
 }
 
 /**
@@ -91,14 +93,19 @@ class Counted {
 function deferredExporter(inner: SpanExporter, counts: Counted): SpanExporter {
   return {
     export(spans, done) {
-      setTimeout(() => {
-        inner.export(spans, (result) => {
-          counts.queued -= spans.length;
-          if (result.code === ExportResultCode.SUCCESS) counts.exported += spans.length;
-          else counts.failed += spans.length;
-          done(result);
-        });
-      }, 0);
+      const exported = new Promise<void>((answered) => {
+        setTimeout(() => {
+          inner.export(spans, (result) => {
+            counts.queued -= spans.length;
+            if (result.code === ExportResultCode.SUCCESS) counts.exported += spans.length;
+            else counts.failed += spans.length;
+            answered();
+            done(result);
+          });
+        }, 0);
+      });
+      counts.inFlight.add(exported);
+      void exported.then(() => counts.inFlight.delete(exported));
     },
     shutdown: () => inner.shutdown(),
     forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
@@ -301,8 +308,10 @@ export class OtelTracing implements TracingPort {
     return { queued, dropped, exported, failed };
   }
 
+  /** Exports what is queued, and waits for that and for any export already under way. */
   async flush(): Promise<void> {
-    await this.#batch.forceFlush().catch(() => {});
+    const underWay = [...this.#counts.inFlight];
+    await Promise.all([this.#batch.forceFlush().catch(() => {}), ...underWay]);
   }
 }
 

@@ -88,7 +88,8 @@ export class PrometheusMetrics implements MetricsPort {
     });
     this.#fetches = new Counter({
       name: `${PREFIX}fetches_total`,
-      help: "Page fetches answered: fetched, cached, refused (policy, robots.txt) or failed, by code.",
+      help:
+        "Page fetches answered: fetched, cached, refused (policy, robots.txt) or failed, by code.",
       labelNames: ["outcome", "code"],
       registers,
     });
