@@ -145,9 +145,10 @@ async function main(): Promise<void> {
         "gateway built in this process, each one's CPU (process.cpuUsage, serving the page " +
         "included) beside extractPage alone on the same page.",
         "two gateways started as `npm start` starts them over [6]'s providers: one with metrics " +
-        "kept and traces exported (http/json) to an OTLP/HTTP receiver on 127.0.0.1, one with " +
-        "TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each after 50 warm-up " +
-        "rounds, taking turns.",
+        "kept and traces exported (http/protobuf, the default) to an OTLP/HTTP receiver on " +
+        "127.0.0.1, one with TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each " +
+        "after 50 warm-up rounds, taking turns. CPU per search: each gateway process's user + " +
+        "system CPU (/proc) over those 550 searches, exports and garbage collection included.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;

@@ -1,14 +1,16 @@
 /**
  * Scenario 9, what observing a search costs (docs/deploy.md, "Observing it"): the p50 of scenario
  * 6's search (4 zero-delay providers of 10 candidates) on a gateway with metrics kept and traces
- * exported to a loopback OTLP/HTTP receiver, beside the same search on a gateway with both off,
- * taking turns. It prints; it never fails on a number.
+ * exported (http/protobuf, the default) to a loopback OTLP/HTTP receiver, beside the same search on
+ * a gateway with both off, taking turns, and each gateway process's CPU per search. It prints; it
+ * never fails on a number.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startOtlpReceiver } from "../tests/support/otlp-receiver.ts";
 import type { CpuProfile } from "./cpu-profile.ts";
+import { cpuMs } from "./cpu.ts";
 import { interleaved, sequential } from "./http-client.ts";
 import { topSelfTime } from "./profile.ts";
 import { type Row, verdict } from "./report.ts";
@@ -59,11 +61,16 @@ export async function telemetryOverhead(urls: Urls): Promise<Row[]> {
   const env = environments(urls, receiver.url);
   const [on, off] = await Promise.all([startGateway(env.on), startGateway(env.off)]);
   try {
+    const cpuBefore = [cpuMs(on.pid), cpuMs(off.pid)];
     const [observed, plain] = await interleaved(
       [{ url: `${on.url}${search}` }, { url: `${off.url}${search}` }],
       WARM,
       COUNT,
     );
+    // The gateway process's own CPU per search, warm-up included: exports, timers and GC count too.
+    const [cpuOn, cpuOff] = [cpuMs(on.pid), cpuMs(off.pid)].map((after, i) =>
+      (after - (cpuBefore[i] as number)) / (WARM + COUNT)
+    ) as [number, number];
     const times = (runs: typeof observed) => (runs ?? []).map((t) => t.ms);
     const [a, b] = [p50(times(observed)), p50(times(plain))];
     const spans = receiver.spans.length;
@@ -74,6 +81,13 @@ export async function telemetryOverhead(urls: Urls): Promise<Row[]> {
       reference: `both off ${ms(b)}; ${spans} spans received`,
       target: `<= +${OVERHEAD_TARGET_MS} ms`,
       result: verdict(a - b <= OVERHEAD_TARGET_MS),
+    }, {
+      measurement: "9 CPU per search, metrics and traces on",
+      gateway: ms(cpuOn),
+      naive: "",
+      reference: `both off ${ms(cpuOff)}`,
+      target: "(info)",
+      result: "",
     }];
   } finally {
     await Promise.all([on.stop(), off.stop()]);

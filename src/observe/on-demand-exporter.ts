@@ -1,7 +1,8 @@
 /**
- * A span exporter loaded with the first batch it is handed: the OTLP exporters are packages of
- * their own, and a root that may never export (no endpoint reached yet, or a sampler that keeps
- * nothing) need not load one at start.
+ * A span exporter imported in the background: the OTLP exporters (one package per encoding) are
+ * loaded as the tracer is built, without holding the gateway's start, so the first batch finds the
+ * exporter ready instead of loading it in the middle of serving; a batch handed over before that
+ * waits for it.
  */
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
@@ -9,7 +10,10 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 export class OnDemandExporter implements SpanExporter {
   #loading: Promise<SpanExporter> | null = null;
 
-  constructor(readonly load: () => Promise<SpanExporter>) {}
+  constructor(readonly load: () => Promise<SpanExporter>) {
+    // A failed import fails each export (counted), never the start.
+    this.#loaded().catch(() => {});
+  }
 
   #loaded(): Promise<SpanExporter> {
     this.#loading ??= this.load();

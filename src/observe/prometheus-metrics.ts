@@ -16,8 +16,28 @@ import { DURATION_BUCKETS_SECONDS } from "./duration-buckets.ts";
 /** Every metric's name starts with this (http_server_* follow the OpenTelemetry names instead). */
 const PREFIX = "tracefetch_";
 
+/**
+ * Values of recorded events waiting to reach the registry, at most: past it they are applied at
+ * once, so a process whose timers never get a turn still holds no more than this.
+ */
+export const MAX_PENDING_VALUES = 16_384;
+
+/** The events a request records, tagged in the pending list (each followed by its values). */
+const SEARCHED = 0;
+const ATTEMPTED = 1;
+const LOOKED_UP = 2;
+const SERVED = 3;
+
+/**
+ * A request's events (a search, its attempts, its cache lookups, the request itself) are pushed
+ * onto a list and applied to prom-client's registry on a later turn, after the answer is written,
+ * and before every scrape: prom-client validates and hashes each label set as it counts, a few
+ * microseconds per event that a search should not wait for (docs/decisions.md, "Metrics and
+ * traces").
+ */
 export class PrometheusMetrics implements MetricsPort {
   readonly scraped = true;
+  #pending: unknown[] = [];
   readonly registry = new Registry();
   readonly #searches: Counter<"code">;
   readonly #searchDuration: Histogram<string>;
@@ -151,22 +171,70 @@ export class PrometheusMetrics implements MetricsPort {
     });
   }
 
+  #push(...values: unknown[]): void {
+    const pending = this.#pending;
+    if (pending.length === 0) setTimeout(() => this.#apply(), 0);
+    pending.push(...values);
+    if (pending.length >= MAX_PENDING_VALUES) this.#apply();
+  }
+
+  /** Counts every pending event in the registry. */
+  #apply(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    for (let i = 0; i < pending.length;) {
+      const tag = pending[i++] as number;
+      switch (tag) {
+        case SEARCHED: {
+          this.#searches.inc({ code: pending[i++] as string });
+          this.#searchDuration.observe(pending[i++] as number);
+          break;
+        }
+        case ATTEMPTED: {
+          const { provider, outcome, code, latencyMs, cached, bytes, costMicros } =
+            pending[i++] as AttemptSeen;
+          this.#attempts.inc({ provider, outcome, code });
+          this.#attemptDuration.observe({ provider, outcome }, latencyMs / 1000);
+          if (cached) break;
+          this.#bytes.inc({ provider }, bytes);
+          this.#cost.inc({ provider }, costMicros);
+          break;
+        }
+        case LOOKED_UP: {
+          const provider = pending[i++] as string;
+          this.#cache.inc({ provider, result: pending[i++] as CacheResult });
+          break;
+        }
+        case SERVED: {
+          const [route, method, status, seconds] = pending.slice(i, i += 4) as [
+            string,
+            string,
+            number,
+            number,
+          ];
+          this.#requests.observe({
+            http_route: route,
+            http_request_method: method,
+            http_response_status_code: String(status),
+          }, seconds);
+          break;
+        }
+        default:
+          throw new Error(`unknown pending metric event ${tag}`);
+      }
+    }
+  }
+
   searched(code: string, seconds: number): void {
-    this.#searches.inc({ code });
-    this.#searchDuration.observe(seconds);
+    this.#push(SEARCHED, code, seconds);
   }
 
   attempted(seen: AttemptSeen): void {
-    const { provider, outcome, code } = seen;
-    this.#attempts.inc({ provider, outcome, code });
-    this.#attemptDuration.observe({ provider, outcome }, seen.latencyMs / 1000);
-    if (seen.cached) return;
-    this.#bytes.inc({ provider }, seen.bytes);
-    this.#cost.inc({ provider }, seen.costMicros);
+    this.#push(ATTEMPTED, seen);
   }
 
   cacheLookup(provider: string, result: CacheResult): void {
-    this.#cache.inc({ provider, result });
+    this.#push(LOOKED_UP, provider, result);
   }
 
   refused(code: string): void {
@@ -185,11 +253,7 @@ export class PrometheusMetrics implements MetricsPort {
   }
 
   served(route: string, method: string, status: number, seconds: number): void {
-    this.#requests.observe({
-      http_route: route,
-      http_request_method: method,
-      http_response_status_code: String(status),
-    }, seconds);
+    this.#push(SERVED, route, method, status, seconds);
   }
 
   watch(sources: GaugeSources): void {
@@ -197,6 +261,7 @@ export class PrometheusMetrics implements MetricsPort {
   }
 
   async exposition(): Promise<{ contentType: string; text: string }> {
+    this.#apply();
     return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
 }
