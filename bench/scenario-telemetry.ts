@@ -41,11 +41,8 @@ function environments(urls: Urls, receiver: string) {
     TRACEFETCH_STATE_URL: "",
   };
   return {
-    on: {
-      ...base,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-    },
+    // The encoding an operator gets when OTEL_EXPORTER_OTLP_PROTOCOL is unset.
+    on: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: receiver },
     off: { ...base, TRACEFETCH_METRICS: "off", OTEL_EXPORTER_OTLP_ENDPOINT: "" },
   };
 }
