@@ -148,7 +148,8 @@ async function main(): Promise<void> {
         "kept and traces exported (http/protobuf, the default) to an OTLP/HTTP receiver on " +
         "127.0.0.1, one with TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each " +
         "after 50 warm-up rounds, taking turns. CPU per search: each gateway process's user + " +
-        "system CPU (/proc) over those 550 searches, exports and garbage collection included.",
+        "system CPU (/proc) over those 500 searches, read after the warm-up and a 2 s pause, " +
+        "exports and garbage collection included.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;
