@@ -2,7 +2,7 @@
  * `npm run bench`: starts the provider servers, then for each scenario the gateway under test, the
  * naive baseline and the ceiling, each in its own child process on 127.0.0.1; measures; prints one
  * table with the targets; and stops everything. `npm run bench -- --profile` prints CPU profiles
- * instead; `--only 1,4` runs only those scenarios; `--compare DIR` adds the Node gateway of another
+ * instead (`--profile --only 9`: scenario 9's two gateways); `--only 1,4` runs only those scenarios; `--compare DIR` adds the Node gateway of another
  * checkout (an older commit) to scenario 4, measured beside this one; `--extraction-data DIR` adds
  * the article extraction benchmark's pages to scenario 8's extraction rows. A watchdog ends the run (and
  * every child) if it ever takes longer than 5 minutes.
@@ -13,7 +13,7 @@ import { memory } from "./scenario-memory.ts";
 import { firstEvent, overhead, unloaded } from "./scenario-latency.ts";
 import { sharedState } from "./scenario-shared-state.ts";
 import { answerCache } from "./scenario-answer-cache.ts";
-import { telemetryOverhead } from "./scenario-telemetry.ts";
+import { profileTelemetry, telemetryOverhead } from "./scenario-telemetry.ts";
 import { throughput } from "./scenario-throughput.ts";
 import { fetchScenario } from "./scenario-fetch.ts";
 import { profileRun } from "./profile.ts";
@@ -55,7 +55,10 @@ async function main(): Promise<void> {
   const step = (name: string) =>
     console.error(`bench: ${name} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 
-  if (process.argv.includes("--profile")) {
+  if (process.argv.includes("--profile") && option("--only") === "9") {
+    step("profiling the gateway with metrics and traces on and off");
+    console.log(await profileTelemetry(urls));
+  } else if (process.argv.includes("--profile")) {
     step("profiling the gateway");
     console.log(await profileRun(urls));
   } else {
@@ -143,9 +146,11 @@ async function main(): Promise<void> {
         "gateway built in this process, each one's CPU (process.cpuUsage, serving the page " +
         "included) beside extractPage alone on the same page.",
         "two gateways started as `npm start` starts them over [6]'s providers: one with metrics " +
-        "kept and traces exported (http/json) to an OTLP/HTTP receiver on 127.0.0.1, one with " +
-        "TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each after 50 warm-up " +
-        "rounds, taking turns.",
+        "kept and traces exported (http/protobuf, the default) to an OTLP/HTTP receiver on " +
+        "127.0.0.1, one with TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each " +
+        "after 50 warm-up rounds, taking turns. CPU per search: each gateway process's user + " +
+        "system CPU (/proc) over those 500 searches, read after the warm-up and a 2 s pause, " +
+        "exports and garbage collection included.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;

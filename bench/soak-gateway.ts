@@ -38,9 +38,12 @@ const MAX_STDERR_LINES = 200;
 export function startGateway(
   env: Record<string, string>,
   readyTimeoutMs = 60_000,
+  /** Node flags added to the start script's (`--cpu-prof` for a profile written at exit). */
+  extraFlags: readonly string[] = [],
 ): Promise<SoakGateway> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...startFlags(), "--import", "tsx", ENTRY], {
+  const flags = [...startFlags(), ...extraFlags, "--import", "tsx", ENTRY];
+  const child = spawn(process.execPath, flags, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,6 +1,6 @@
 /**
  * Acceptance (issue "Operators can see it"): with OTEL_EXPORTER_OTLP_ENDPOINT at a loopback
- * OTLP/HTTP receiver and OTEL_EXPORTER_OTLP_PROTOCOL=http/json, searches sent with a caller
+ * OTLP/HTTP receiver and OTEL_EXPORTER_OTLP_PROTOCOL=http/json or http/protobuf, searches sent with a caller
  * `traceparent` give server spans in the caller's trace, a client span per provider attempt, and
  * each provider is sent a traceparent naming its client span; the query appears in no span and no
  * metric. Runs unchanged under Node and `deno test`.
@@ -22,116 +22,132 @@ const CALLER_SPAN = "00f067aa0ba902b7";
 const SERVER = 2;
 const CLIENT = 3;
 
-describe("traces over OTLP/HTTP (http/json)", () => {
-  let good: TestServer;
-  let bad: TestServer;
-  let receiver: OtlpReceiver;
-  before(async () => {
-    good = await startServer(
-      answer("good", "good", [{ title: "A", locator: "https://a.example/1" }]),
-    );
-    bad = await startServer((_req, res) => {
-      res.writeHead(500, { "content-type": "text/plain" });
-      res.end("down");
-    });
-    receiver = await startOtlpReceiver();
-  });
-  after(async () => {
-    await good.close();
-    await bad.close();
-    await receiver.close();
-  });
+const CONTENT_TYPES = {
+  "http/json": "application/json",
+  "http/protobuf": "application/x-protobuf",
+};
 
-  it("continues the caller's trace: a server span per search, a client span per attempt", async () => {
-    const env = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_SERVICE_NAME: "gateway-under-test",
-      OTEL_BSP_SCHEDULE_DELAY: "50",
-      TRACEFETCH_SUSPEND_PROVIDERS: "off",
-    };
-    const telemetry = telemetryFor(readSettings(env).env.telemetry);
-    assert.ok(telemetry.tracing !== null);
-    const app = gateway([
-      { name: "good", endpoint: good.url },
-      { name: "bad", endpoint: bad.url },
-    ], { env, ports: { telemetry } });
-    for (let i = 0; i < SEARCHES; i++) {
-      const response = await app.request(`/v1/search?q=${QUERY}+${i}`, {
-        headers: {
-          traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
-          tracestate: "vendor=opaque",
-        },
+for (const protocol of ["http/json", "http/protobuf"] as const) {
+  describe(`traces over OTLP/HTTP (${protocol})`, () => {
+    let good: TestServer;
+    let bad: TestServer;
+    let receiver: OtlpReceiver;
+    before(async () => {
+      good = await startServer(
+        answer("good", "good", [{ title: "A", locator: "https://a.example/1" }]),
+      );
+      bad = await startServer((_req, res) => {
+        res.writeHead(500, { "content-type": "text/plain" });
+        res.end("down");
       });
-      assert.equal(response.status, 200);
-      await response.body?.cancel();
-    }
-    await telemetry.tracing.flush();
-    const servers = receiver.spans.filter((s) => s.kind === SERVER);
-    assert.equal(servers.length, SEARCHES);
-    for (const span of servers) {
-      assert.equal(span.traceId, CALLER_TRACE);
-      assert.equal(span.parentSpanId, CALLER_SPAN);
-      assert.equal(span.name, "GET /v1/search");
-      assert.equal(span.attributes["http.route"], "/v1/search");
-      assert.equal(span.attributes["http.request.method"], "GET");
-      assert.equal(span.attributes["http.response.status_code"], 200);
-      assert.equal(span.resource["service.name"], "gateway-under-test");
-      const clients = receiver.spans.filter((s) =>
-        s.kind === CLIENT && s.parentSpanId === span.spanId
-      );
-      assert.deepEqual(clients.map((c) => c.attributes["tracefetch.provider"]).sort(), [
-        "bad",
-        "good",
-      ]);
-      const failed = clients.find((c) => c.attributes["tracefetch.provider"] === "bad");
-      assert.equal(failed?.attributes["tracefetch.outcome"], "search_failed");
-      assert.equal(failed?.attributes["error.type"], failed?.attributes["tracefetch.code"]);
-      assert.equal(
-        clients.find((c) => c.attributes["tracefetch.provider"] === "good")
-          ?.attributes["tracefetch.cached"],
-        false,
-      );
-    }
-    // Each provider request carried the traceparent of its own client span.
-    const clientIds = new Set(
-      receiver.spans.filter((s) => s.kind === CLIENT).map((s) => `00-${s.traceId}-${s.spanId}-01`),
-    );
-    const sent = [...good.requests, ...bad.requests].map((r) => r.headers.traceparent);
-    assert.equal(sent.length, 2 * SEARCHES);
-    for (const traceparent of sent) {
-      assert.ok(clientIds.has(String(traceparent)), String(traceparent));
-    }
-    assert.ok(receiver.paths.every((p) => p === "/v1/traces"));
-    // Neither the query nor a locator is in any span, nor in any metric.
-    for (const body of receiver.bodies) {
-      assert.ok(!body.includes(QUERY) && !body.includes("a.example"));
-    }
-    const metrics = await (await app.request("/metrics")).text();
-    assert.ok(!metrics.includes(QUERY));
-    assert.equal(telemetry.tracing.status().failed, 0);
-  });
+      receiver = await startOtlpReceiver();
+    });
+    after(async () => {
+      await good.close();
+      await bad.close();
+      await receiver.close();
+    });
 
-  it("reads the standard variables: a traces endpoint of its own, headers, a sampler", () => {
-    const vars = readSettings({
-      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318/",
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://127.0.0.1:9999/custom",
-      OTEL_EXPORTER_OTLP_HEADERS: "api-key=a%20b,x-tenant=t1",
-      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-      OTEL_TRACES_SAMPLER_ARG: "0.25",
-    }).env.telemetry;
-    assert.equal(vars.tracesEndpoint, "http://127.0.0.1:9999/custom");
-    assert.equal(vars.metricsEndpoint, "http://127.0.0.1:4318/v1/metrics");
-    assert.deepEqual(vars.headers, { "api-key": "a b", "x-tenant": "t1" });
-    assert.equal(vars.sampler, "parentbased_traceidratio");
-    assert.equal(vars.samplerRatio, 0.25);
-    assert.throws(
-      () => readSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
-      /OTEL_EXPORTER_OTLP_PROTOCOL/,
-    );
-    assert.throws(() => readSettings({ OTEL_EXPORTER_OTLP_HEADERS: "nokey" }), /not shown/);
+    it("continues the caller's trace: a server span per search, a client span per attempt", async () => {
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_SERVICE_NAME: "gateway-under-test",
+        OTEL_BSP_SCHEDULE_DELAY: "50",
+        TRACEFETCH_SUSPEND_PROVIDERS: "off",
+      };
+      const telemetry = telemetryFor(readSettings(env).env.telemetry);
+      assert.ok(telemetry.tracing !== null);
+      const app = gateway([
+        { name: "good", endpoint: good.url },
+        { name: "bad", endpoint: bad.url },
+      ], { env, ports: { telemetry } });
+      for (let i = 0; i < SEARCHES; i++) {
+        const response = await app.request(`/v1/search?q=${QUERY}+${i}`, {
+          headers: {
+            traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`,
+            tracestate: "vendor=opaque",
+          },
+        });
+        assert.equal(response.status, 200);
+        await response.body?.cancel();
+      }
+      await telemetry.tracing.flush();
+      const servers = receiver.spans.filter((s) => s.kind === SERVER);
+      assert.equal(servers.length, SEARCHES);
+      for (const span of servers) {
+        assert.equal(span.traceId, CALLER_TRACE);
+        assert.equal(span.parentSpanId, CALLER_SPAN);
+        assert.equal(span.name, "GET /v1/search");
+        assert.equal(span.attributes["http.route"], "/v1/search");
+        assert.equal(span.attributes["http.request.method"], "GET");
+        // An int64 in OTLP JSON may be a number or a decimal string (proto3 JSON).
+        assert.equal(Number(span.attributes["http.response.status_code"]), 200);
+        assert.equal(span.status, 0);
+        assert.equal(span.resource["service.name"], "gateway-under-test");
+        const clients = receiver.spans.filter((s) =>
+          s.kind === CLIENT && s.parentSpanId === span.spanId
+        );
+        assert.deepEqual(clients.map((c) => c.attributes["tracefetch.provider"]).sort(), [
+          "bad",
+          "good",
+        ]);
+        const failed = clients.find((c) => c.attributes["tracefetch.provider"] === "bad");
+        assert.equal(failed?.attributes["tracefetch.outcome"], "search_failed");
+        assert.equal(failed?.attributes["error.type"], failed?.attributes["tracefetch.code"]);
+        // The HTTP semantic conventions: the response's status, and an error status on failure.
+        assert.equal(Number(failed?.attributes["http.response.status_code"]), 500);
+        assert.equal(failed?.status, 2);
+        const answered = clients.find((c) => c.attributes["tracefetch.provider"] === "good");
+        assert.equal(answered?.attributes["tracefetch.cached"], false);
+        assert.equal(Number(answered?.attributes["http.response.status_code"]), 200);
+        assert.equal(answered?.status, 0);
+      }
+      // Each provider request carried the traceparent of its own client span.
+      const clientIds = new Set(
+        receiver.spans.filter((s) => s.kind === CLIENT).map((s) =>
+          `00-${s.traceId}-${s.spanId}-01`
+        ),
+      );
+      const sent = [...good.requests, ...bad.requests].map((r) => r.headers.traceparent);
+      assert.equal(sent.length, 2 * SEARCHES);
+      for (const traceparent of sent) {
+        assert.ok(clientIds.has(String(traceparent)), String(traceparent));
+      }
+      assert.ok(receiver.paths.every((p) => p === "/v1/traces"));
+      assert.ok(receiver.types.every((t) => t === CONTENT_TYPES[protocol]), receiver.types.join());
+      // Neither the query nor a locator is in any span, nor in any metric.
+      for (const body of receiver.bodies) {
+        assert.ok(!body.includes(QUERY) && !body.includes("a.example"));
+      }
+      const metrics = await (await app.request("/metrics")).text();
+      assert.ok(!metrics.includes(QUERY));
+      assert.equal(telemetry.tracing.status().failed, 0);
+    });
+
+    it("reads the standard variables: a traces endpoint of its own, headers, a sampler", () => {
+      const vars = readSettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318/",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://127.0.0.1:9999/custom",
+        OTEL_EXPORTER_OTLP_HEADERS: "api-key=a%20b,x-tenant=t1",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+      }).env.telemetry;
+      assert.equal(vars.tracesEndpoint, "http://127.0.0.1:9999/custom");
+      assert.equal(vars.metricsEndpoint, "http://127.0.0.1:4318/v1/metrics");
+      assert.deepEqual(vars.headers, { "api-key": "a b", "x-tenant": "t1" });
+      assert.equal(vars.sampler, "parentbased_traceidratio");
+      assert.equal(vars.samplerRatio, 0.25);
+      // The specification's default encoding.
+      assert.equal(readSettings({}).env.telemetry.protocol, "http/protobuf");
+      assert.throws(
+        () => readSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+        /OTEL_EXPORTER_OTLP_PROTOCOL/,
+      );
+      assert.throws(() => readSettings({ OTEL_EXPORTER_OTLP_HEADERS: "nokey" }), /not shown/);
+    });
   });
-});
+}
 
 describe("traces when the collector is down, or asked to keep queries", () => {
   let good: TestServer;
@@ -164,12 +180,33 @@ describe("traces when the collector is down, or asked to keep queries", () => {
     assert.ok(traces.queued <= MAX_QUEUED_SPANS);
   });
 
+  it("leaves a caller's unsampled trace unsampled: providers get it, nothing is exported", async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+      const telemetry = telemetryFor(readSettings(env).env.telemetry);
+      const app = gateway([{ name: "good", endpoint: good.url }], { env, ports: { telemetry } });
+      const response = await app.request("/v1/search?q=unsampled", {
+        headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` },
+      });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      await telemetry.tracing?.flush();
+      assert.deepEqual(receiver.spans, []);
+      const sent = String(good.requests.at(-1)?.headers.traceparent);
+      assert.match(sent, new RegExp(`^00-${CALLER_TRACE}-[0-9a-f]{16}-00$`));
+      assert.notEqual(sent.split("-")[2], CALLER_SPAN);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("keeps the query in the server span only with TRACEFETCH_TRACE_RAW_QUERIES", async () => {
     const receiver = await startOtlpReceiver();
     try {
       for (const raw of [false, true]) {
         const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
-        const telemetry = telemetryFor(readSettings(env).env.telemetry, undefined, raw);
+        const telemetry = telemetryFor(readSettings(env).env.telemetry, raw);
         const app = gateway([{ name: "good", endpoint: good.url }], { env, ports: { telemetry } });
         await (await app.request(`/v1/search?q=${QUERY}-${raw}`)).body?.cancel();
         await telemetry.tracing?.flush();

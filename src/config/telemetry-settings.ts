@@ -29,10 +29,7 @@ export type TelemetryVariables = {
   metricsEndpoint: string | null;
   /** OTEL_EXPORTER_OTLP_HEADERS, as `key=value` pairs (values percent-decoded). */
   headers: Record<string, string>;
-  /**
-   * OTEL_EXPORTER_OTLP_PROTOCOL. Unset, http/json (the specification's default is http/protobuf,
-   * which the installed exporter does not encode; docs/decisions.md).
-   */
+  /** OTEL_EXPORTER_OTLP_PROTOCOL; unset, the specification's default, http/protobuf. */
   protocol: OtlpProtocol;
   /** OTEL_SERVICE_NAME */
   serviceName: string;
@@ -115,7 +112,7 @@ export function telemetryVariables(env: Env): TelemetryVariables {
       (base === null ? null : under(base, "traces")),
     metricsEndpoint: base === null ? null : under(base, "metrics"),
     headers: read.OTEL_EXPORTER_OTLP_HEADERS,
-    protocol: read.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/json",
+    protocol: read.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf",
     serviceName: read.OTEL_SERVICE_NAME ?? DEFAULT_SERVICE_NAME,
     sampler: read.OTEL_TRACES_SAMPLER ?? "parentbased_always_on",
     samplerRatio: read.OTEL_TRACES_SAMPLER_ARG ?? 1,

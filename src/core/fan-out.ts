@@ -180,6 +180,7 @@ async function attempt(
       budget: bytes,
       connectGate: queue,
       headers,
+      response: span ?? undefined,
     });
   } catch (error) {
     result = { kind: "failure", ...classifyThrown(error, "connect", signal) };

@@ -23,6 +23,20 @@ export type AttemptSeen = {
   bytes: number;
 };
 
+/**
+ * How one page fetch ended (`/v1/fetch`, the MCP `fetch` tool; a crawl's pages too, when it counts
+ * them): `fetched` from the page, `cached` from the answer cache, `refused` by the fetch policy or
+ * robots.txt, `failed` on the way (docs/envelope.md, "Fetching a page").
+ */
+export type FetchSeen = {
+  outcome: "fetched" | "cached" | "refused" | "failed";
+  /** The envelope's code. */
+  code: string;
+  seconds: number;
+  /** Decoded bytes read from the page; 0 unless fetched. */
+  bytes: number;
+};
+
 /** What an answer cache lookup found: `bypass` when this attempt's answer may not be cached. */
 export type CacheResult = "hit" | "miss" | "bypass";
 
@@ -43,6 +57,10 @@ export interface MetricsPort {
   searched(code: string, seconds: number): void;
   attempted(seen: AttemptSeen): void;
   cacheLookup(provider: string, result: CacheResult): void;
+  /** A page fetch answered (admitted: a refusal at admission is a caller refusal or overload). */
+  fetched(seen: FetchSeen): void;
+  /** A verify answered with this verdict. */
+  verified(verdict: string): void;
   /** A caller refused for who it is or what it may do (a token, a scope, its limits). */
   refused(code: string): void;
   /**
@@ -61,13 +79,33 @@ export interface MetricsPort {
 /** A provider attempt's client span: the traceparent its request carries names it. */
 export interface AttemptSpan {
   readonly traceparent: string;
+  /** The provider's HTTP response status, told when its headers arrive (a ResponseWatch). */
+  responded(status: number): void;
   end(seen: AttemptSeen): void;
+}
+
+/** How any other client span ended (a page fetch). */
+export type ClientSpanEnd = {
+  /** Attributes learnt by the end; the same rules as every label: no locator, path or query. */
+  attributes?: Record<string, string | number | boolean>;
+  /** Set when it failed: `error.type`, and the span's status becomes an error. */
+  error?: string | undefined;
+};
+
+/** A client span of the request's other than a provider attempt (a page fetch). */
+export interface ClientSpan {
+  readonly traceparent: string;
+  /** The HTTP response status, told when the headers arrive. */
+  responded(status: number): void;
+  end(seen: ClientSpanEnd): void;
 }
 
 /** One request's trace, as the search run and the fan-out see it. */
 export interface RequestTrace {
   /** A child span for one provider attempt (or a cached answer in its place). */
   attempt(provider: string, kind: "search" | "expand"): AttemptSpan;
+  /** A child client span named `name` (e.g. `fetch {host}`), with attributes known at its start. */
+  client(name: string, attributes: Record<string, string | number | boolean>): ClientSpan;
   /** The search's query, which the span keeps only with TRACEFETCH_TRACE_RAW_QUERIES. */
   query(text: string): void;
 }

@@ -81,7 +81,7 @@ export async function runExpand(
     (call) =>
       host.client(spec).expand(
         { locator: request.locator },
-        span === null ? call : { ...call, traceparent: span.traceparent },
+        span === null ? call : { ...call, traceparent: span.traceparent, response: span },
       ),
   );
   if (span !== null) {

@@ -231,6 +231,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
         requestId,
         signal: c.req.raw.signal,
         later: afterAnswer(c),
+        trace: c.get("span")?.trace,
       }),
     );
   };

@@ -40,6 +40,8 @@ import {
 import { anchorsOf, headingsOf } from "../evidence/page-anchors.ts";
 import { passagesOf } from "../evidence/page-passages.ts";
 import { verifyEvidence } from "../evidence/verify-evidence.ts";
+import type { RequestTrace } from "../core/telemetry.ts";
+import { endFetchSpan, fetchSeen, fetchSpan } from "./fetch-telemetry.ts";
 
 // The readers of the routes' requests load with this module, not with every search.
 export { parseFetchRequestText, parseVerifyRequestText } from "../protocol/fetch-request.ts";
@@ -54,6 +56,8 @@ export type FetchCall = CallerAsk & {
   signal: AbortSignal;
   /** Work after the answer (the cache's write). */
   later: (work: () => Promise<void>) => void;
+  /** The request's trace: the page fetch is a client span of it. */
+  trace?: RequestTrace | undefined;
 };
 
 /** The warning of an answer without a receipt. */
@@ -133,8 +137,10 @@ export async function fetchAdmitted(
   const { policy, robots } = ready;
   const fetching = await state.pageFetching();
   const started = state.config.now();
-  /** The answer, its trace recorded after it when mining is on (docs/security.md). */
+  const metrics = state.config.telemetry.metrics;
+  /** The answer, counted, and its trace recorded after it when mining is on (docs/security.md). */
   const traced = (envelope: Envelope, page: Partial<FetchResult> = {}): Envelope => {
+    metrics?.fetched(fetchSeen(envelope, page, (state.config.now() - started) / 1000));
     const mining = state.mining;
     if (mining === null) return envelope;
     const { evidence, cached = false } = page;
@@ -166,6 +172,7 @@ export async function fetchAdmitted(
     );
     return traced(buildEnvelope("fetch", "ok", requestId, { result }), result);
   }
+  const span = fetchSpan(call.trace, request.url);
   const outcome = await fetchEvidence(request, policy, {
     resolve: ports.resolve,
     connector: ports.connector,
@@ -174,6 +181,7 @@ export async function fetchAdmitted(
     robots,
     userAgent: fetchUserAgent(VERSION),
   });
+  if (span !== null) endFetchSpan(span, outcome);
   switch (outcome.outcome) {
     case "fetched": {
       const made = await resultOf(state, request, outcome.evidence, outcome.body);
@@ -267,6 +275,7 @@ export async function answerVerify(
   const { signer, gatewayIssuer } = state.config.auth;
   const keys = signer === null ? null : { jwks: signer.publicJwks, issuer: gatewayIssuer };
   const result = await verifyEvidence(request, keys, headingAnchors);
+  state.config.telemetry.metrics?.verified(result.verdict);
   return buildEnvelope("verify", "ok", requestId, { result });
 }
 

@@ -24,7 +24,7 @@ export function observeRequests(telemetry: Telemetry, now: () => number): Middle
   return async (c, next) => {
     if (metrics === null && tracing === null) return await next();
     const started = now();
-    const route = routeOf(new URL(c.req.url).pathname) ?? UNMATCHED_ROUTE;
+    const route = routeOf(c.req.path) ?? UNMATCHED_ROUTE;
     const method = c.req.method;
     const span = tracing?.serve({ method, route, headers: c.req.raw.headers }) ?? null;
     if (span !== null) c.set("span", span);

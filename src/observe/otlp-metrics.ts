@@ -5,7 +5,13 @@
  * waitUntil. Each isolate is its own instance (`service.instance.id`), as each Node process is.
  */
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
-import type { AttemptSeen, CacheResult, GaugeSources, MetricsPort } from "../core/telemetry.ts";
+import type {
+  AttemptSeen,
+  CacheResult,
+  FetchSeen,
+  GaugeSources,
+  MetricsPort,
+} from "../core/telemetry.ts";
 import { DURATION_BUCKETS_SECONDS } from "./duration-buckets.ts";
 import { EXPORT_TIMEOUT_MS } from "./otel-tracing.ts";
 
@@ -81,6 +87,17 @@ export class OtlpMetrics implements MetricsPort {
   crawled(ended: string, pages: number): void {
     this.#add("tracefetch_crawls_total", { ended });
     this.#add("tracefetch_crawl_pages_total", {}, pages);
+  }
+
+  fetched(seen: FetchSeen): void {
+    const { outcome, code } = seen;
+    this.#add("tracefetch_fetches_total", { outcome, code });
+    this.#observe("tracefetch_fetch_duration_seconds", { outcome }, seen.seconds);
+    if (seen.bytes > 0) this.#add("tracefetch_fetch_bytes_read_total", {}, seen.bytes);
+  }
+
+  verified(verdict: string): void {
+    this.#add("tracefetch_verifies_total", { verdict });
   }
 
   served(route: string, method: string, status: number, seconds: number): void {

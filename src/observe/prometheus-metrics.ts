@@ -4,14 +4,40 @@
  * the Prometheus text format at `GET /metrics` on Node and Deno.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { AttemptSeen, CacheResult, GaugeSources, MetricsPort } from "../core/telemetry.ts";
+import type {
+  AttemptSeen,
+  CacheResult,
+  FetchSeen,
+  GaugeSources,
+  MetricsPort,
+} from "../core/telemetry.ts";
 import { DURATION_BUCKETS_SECONDS } from "./duration-buckets.ts";
 
 /** Every metric's name starts with this (http_server_* follow the OpenTelemetry names instead). */
 const PREFIX = "tracefetch_";
 
+/**
+ * Values of recorded events waiting to reach the registry, at most: past it they are applied at
+ * once, so a process whose timers never get a turn still holds no more than this.
+ */
+export const MAX_PENDING_VALUES = 16_384;
+
+/** The events a request records, tagged in the pending list (each followed by its values). */
+const SEARCHED = 0;
+const ATTEMPTED = 1;
+const LOOKED_UP = 2;
+const SERVED = 3;
+
+/**
+ * A request's events (a search, its attempts, its cache lookups, the request itself) are pushed
+ * onto a list and applied to prom-client's registry on a later turn, after the answer is written,
+ * and before every scrape: prom-client validates and hashes each label set as it counts, a few
+ * microseconds per event that a search should not wait for (docs/decisions.md, "Metrics and
+ * traces").
+ */
 export class PrometheusMetrics implements MetricsPort {
   readonly scraped = true;
+  #pending: unknown[] = [];
   readonly registry = new Registry();
   readonly #searches: Counter<"code">;
   readonly #searchDuration: Histogram<string>;
@@ -23,6 +49,10 @@ export class PrometheusMetrics implements MetricsPort {
   readonly #refusals: Counter<"code">;
   readonly #crawls: Counter<"ended">;
   readonly #crawlPages: Counter<string>;
+  readonly #fetches: Counter<"outcome" | "code">;
+  readonly #fetchDuration: Histogram<"outcome">;
+  readonly #fetchBytes: Counter<string>;
+  readonly #verifies: Counter<"verdict">;
   readonly #requests: Histogram<"http_route" | "http_request_method" | "http_response_status_code">;
   #sources: GaugeSources | null = null;
 
@@ -89,6 +119,31 @@ export class PrometheusMetrics implements MetricsPort {
       help: "Pages crawls answered as page events.",
       registers,
     });
+    this.#fetches = new Counter({
+      name: `${PREFIX}fetches_total`,
+      help:
+        "Page fetches answered: fetched, cached, refused (policy, robots.txt) or failed, by code.",
+      labelNames: ["outcome", "code"],
+      registers,
+    });
+    this.#fetchDuration = new Histogram({
+      name: `${PREFIX}fetch_duration_seconds`,
+      help: "Time from a fetch's admission to its answer, by outcome.",
+      labelNames: ["outcome"],
+      buckets,
+      registers,
+    });
+    this.#fetchBytes = new Counter({
+      name: `${PREFIX}fetch_bytes_read_total`,
+      help: "Decoded bytes read from fetched pages.",
+      registers,
+    });
+    this.#verifies = new Counter({
+      name: `${PREFIX}verifies_total`,
+      help: "Verifies answered, by verdict.",
+      labelNames: ["verdict"],
+      registers,
+    });
     this.#requests = new Histogram({
       name: "http_server_request_duration_seconds",
       help: "Duration of HTTP server requests, by route pattern, method and status.",
@@ -129,22 +184,70 @@ export class PrometheusMetrics implements MetricsPort {
     });
   }
 
+  #push(...values: unknown[]): void {
+    const pending = this.#pending;
+    if (pending.length === 0) setTimeout(() => this.#apply(), 0);
+    pending.push(...values);
+    if (pending.length >= MAX_PENDING_VALUES) this.#apply();
+  }
+
+  /** Counts every pending event in the registry. */
+  #apply(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    for (let i = 0; i < pending.length;) {
+      const tag = pending[i++] as number;
+      switch (tag) {
+        case SEARCHED: {
+          this.#searches.inc({ code: pending[i++] as string });
+          this.#searchDuration.observe(pending[i++] as number);
+          break;
+        }
+        case ATTEMPTED: {
+          const { provider, outcome, code, latencyMs, cached, bytes, costMicros } =
+            pending[i++] as AttemptSeen;
+          this.#attempts.inc({ provider, outcome, code });
+          this.#attemptDuration.observe({ provider, outcome }, latencyMs / 1000);
+          if (cached) break;
+          this.#bytes.inc({ provider }, bytes);
+          this.#cost.inc({ provider }, costMicros);
+          break;
+        }
+        case LOOKED_UP: {
+          const provider = pending[i++] as string;
+          this.#cache.inc({ provider, result: pending[i++] as CacheResult });
+          break;
+        }
+        case SERVED: {
+          const [route, method, status, seconds] = pending.slice(i, i += 4) as [
+            string,
+            string,
+            number,
+            number,
+          ];
+          this.#requests.observe({
+            http_route: route,
+            http_request_method: method,
+            http_response_status_code: String(status),
+          }, seconds);
+          break;
+        }
+        default:
+          throw new Error(`unknown pending metric event ${tag}`);
+      }
+    }
+  }
+
   searched(code: string, seconds: number): void {
-    this.#searches.inc({ code });
-    this.#searchDuration.observe(seconds);
+    this.#push(SEARCHED, code, seconds);
   }
 
   attempted(seen: AttemptSeen): void {
-    const { provider, outcome, code } = seen;
-    this.#attempts.inc({ provider, outcome, code });
-    this.#attemptDuration.observe({ provider, outcome }, seen.latencyMs / 1000);
-    if (seen.cached) return;
-    this.#bytes.inc({ provider }, seen.bytes);
-    this.#cost.inc({ provider }, seen.costMicros);
+    this.#push(ATTEMPTED, seen);
   }
 
   cacheLookup(provider: string, result: CacheResult): void {
-    this.#cache.inc({ provider, result });
+    this.#push(LOOKED_UP, provider, result);
   }
 
   refused(code: string): void {
@@ -156,12 +259,19 @@ export class PrometheusMetrics implements MetricsPort {
     this.#crawlPages.inc(pages);
   }
 
+  fetched(seen: FetchSeen): void {
+    const { outcome, code } = seen;
+    this.#fetches.inc({ outcome, code });
+    this.#fetchDuration.observe({ outcome }, seen.seconds);
+    if (seen.bytes > 0) this.#fetchBytes.inc(seen.bytes);
+  }
+
+  verified(verdict: string): void {
+    this.#verifies.inc({ verdict });
+  }
+
   served(route: string, method: string, status: number, seconds: number): void {
-    this.#requests.observe({
-      http_route: route,
-      http_request_method: method,
-      http_response_status_code: String(status),
-    }, seconds);
+    this.#push(SERVED, route, method, status, seconds);
   }
 
   watch(sources: GaugeSources): void {
@@ -169,6 +279,7 @@ export class PrometheusMetrics implements MetricsPort {
   }
 
   async exposition(): Promise<{ contentType: string; text: string }> {
+    this.#apply();
     return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
 }

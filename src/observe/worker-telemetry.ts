@@ -17,7 +17,7 @@ export function workerTelemetry(
   const traces = vars.tracesEndpoint;
   const tracing = traces === null
     ? null
-    : new OtelTracing(vars, new FetchSpanExporter(traces, vars.headers), rawQueries);
+    : new OtelTracing(vars, new FetchSpanExporter(traces, vars.headers, vars.protocol), rawQueries);
   const metrics = vars.metricsEndpoint === null || !vars.metrics
     ? null
     : new OtlpMetrics(vars.metricsEndpoint, vars.headers, vars.serviceName);

@@ -90,11 +90,7 @@ export async function launch(
       await state?.close();
       throw e;
     });
-    const telemetry = telemetryFor(
-      settings.telemetry,
-      (line) => warnings.push(line),
-      settings.mining?.rawQueries ?? false,
-    );
+    const telemetry = telemetryFor(settings.telemetry, settings.mining?.rawQueries ?? false);
     const app = createGateway(settings, {
       state,
       answerCache,

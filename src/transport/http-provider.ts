@@ -89,7 +89,10 @@ function describeResult(result: Settlement["describe"]): DescribeResult {
 
 type Exchange = {
   body: Record<string, unknown>;
-  call: Pick<ActionCall, "signal" | "requestId" | "traceparent" | "headers" | "declared">;
+  call: Pick<
+    ActionCall,
+    "signal" | "requestId" | "traceparent" | "headers" | "declared" | "response"
+  >;
   /** The search's byte budget; actions are bounded by the cap alone. */
   budget: ByteBudget | null;
   /** Bounds the connections of one search waiting for headers (Workers); null: unbounded. */
@@ -125,6 +128,7 @@ async function exchange<A extends ProviderAction>(
       body: JSON.stringify(x.body),
       signal,
     });
+    x.call.response?.responded(answer.status);
   } catch (error) {
     return failure(classifyThrown(error, "connect", signal));
   } finally {

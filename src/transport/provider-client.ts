@@ -24,6 +24,9 @@ export function answerBudget(): ByteBudget {
   return new ByteBudget(MAX_PROVIDER_BODY_BYTES);
 }
 
+/** Told the HTTP status of a provider's response when its headers arrive (a client span). */
+export type ResponseWatch = { responded(status: number): void };
+
 /** One call of one provider for one search. */
 export type ProviderCall = {
   query: string;
@@ -46,6 +49,8 @@ export type ProviderCall = {
   connectGate: Gate | null;
   /** Headers for this call only, e.g. a provider token minted for this attempt. */
   headers?: Record<string, string>;
+  /** Told the response's HTTP status, where the transport is HTTP. */
+  response?: ResponseWatch | undefined;
 };
 
 /** An answer that passed the protocol checks; the core still sanitises every candidate. */
@@ -71,6 +76,8 @@ export type ActionCall = {
   traceparent?: string;
   /** Headers for this call only, e.g. a provider token minted for it. */
   headers?: Record<string, string>;
+  /** Told the response's HTTP status, where the transport is HTTP. */
+  response?: ResponseWatch | undefined;
   /**
    * Whether the provider's describe lists this action: false (a search-only provider, or one that
    * left it out) makes a refusal of the request as unknown read as "not supported"; absent when

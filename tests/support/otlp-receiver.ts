@@ -1,9 +1,12 @@
 /**
- * A loopback OTLP/HTTP receiver for the tracing tests: a node:http server that keeps every
- * `http/json` export request's spans, flattened with their resource's attributes.
+ * A loopback OTLP/HTTP receiver for the tracing tests: a node:http server that keeps every export
+ * request's spans, `http/protobuf` or `http/json` as its content type says, flattened with their
+ * resource's attributes. Set `delayMs` and it answers each request that much later (a slow
+ * collector).
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { decodeTraceRequest } from "./otlp-proto.ts";
 
 type Attribute = { key: string; value: Record<string, unknown> };
 
@@ -15,6 +18,8 @@ export type ReceivedSpan = {
   kind: number;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
+  /** The span status's code: 0 unset, 1 ok, 2 error. */
+  status: number;
 };
 
 export type OtlpReceiver = {
@@ -24,6 +29,12 @@ export type OtlpReceiver = {
   /** Every request body received, as text. */
   bodies: string[];
   paths: string[];
+  /** Each request's content type, in the order received. */
+  types: string[];
+  /** Requests being held (with `delayMs`), and the most held at once. */
+  held: { now: number; most: number };
+  /** Answers every later request this much later. */
+  delayMs: number;
   close: () => Promise<void>;
 };
 
@@ -37,15 +48,23 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
   const paths: string[] = [];
+  const types: string[] = [];
+  const held = { now: 0, most: 0 };
+  const receiver = { delayMs: 0 };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
+    req.on("end", async () => {
+      const raw = Buffer.concat(chunks);
+      const body = raw.toString("utf8");
+      const type = req.headers["content-type"] ?? "";
       bodies.push(body);
       paths.push(req.url ?? "");
+      types.push(type);
       try {
-        const parsed = JSON.parse(body);
+        const parsed = type.startsWith("application/x-protobuf") && req.url === "/v1/traces"
+          ? decodeTraceRequest(new Uint8Array(raw))
+          : JSON.parse(body);
         for (const rs of parsed.resourceSpans ?? []) {
           const resource = flatten(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? []) {
@@ -58,15 +77,26 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
                 kind: span.kind,
                 attributes: flatten(span.attributes),
                 resource,
+                status: span.status?.code ?? 0,
               });
             }
           }
         }
       } catch {
-        // Not JSON: kept in bodies for the test to see.
+        // Neither encoding: kept in bodies for the test to see.
       }
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end("{}");
+      if (receiver.delayMs > 0) {
+        held.most = Math.max(held.most, ++held.now);
+        await new Promise((resolve) => setTimeout(resolve, receiver.delayMs));
+        held.now--;
+      }
+      if (res.destroyed) return;
+      // An empty ExportTraceServiceResponse: no bytes in protobuf, `{}` in JSON.
+      const protobuf = type.startsWith("application/x-protobuf");
+      res.writeHead(200, {
+        "content-type": protobuf ? "application/x-protobuf" : "application/json",
+      });
+      res.end(protobuf ? "" : "{}");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -76,6 +106,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     bodies,
     paths,
+    types,
+    held,
+    get delayMs() {
+      return receiver.delayMs;
+    },
+    set delayMs(ms: number) {
+      receiver.delayMs = ms;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

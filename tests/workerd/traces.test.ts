@@ -1,6 +1,6 @@
 /**
  * Traces from workerd (docs/deploy.md, "Observing it"): with OTEL_EXPORTER_OTLP_ENDPOINT at a
- * loopback OTLP/HTTP receiver, a search sent with a caller traceparent gives a server span in the
+ * loopback OTLP/HTTP receiver (http/protobuf, the default), a search sent with a caller traceparent gives a server span in the
  * caller's trace and a client span per provider attempt, exported inside waitUntil after the
  * answer; the provider is sent its client span's traceparent; the metrics are pushed to
  * `/v1/metrics` instead of scraped.
@@ -60,6 +60,9 @@ describe("traces from workerd", () => {
     assert.equal(client?.parentSpanId, server?.spanId);
     assert.equal(client?.attributes["tracefetch.provider"], "a");
     assert.equal(client?.attributes["tracefetch.outcome"], "success");
+    assert.equal(Number(client?.attributes["http.response.status_code"]), 200);
+    // OTEL_EXPORTER_OTLP_PROTOCOL unset: the specification's default, protobuf, from workerd too.
+    assert.equal(receiver.types[receiver.paths.indexOf("/v1/traces")], "application/x-protobuf");
     const sent = provider.requests.at(-1)?.headers.traceparent;
     assert.equal(sent, `00-${client?.traceId}-${client?.spanId}-01`);
     assert.ok(!receiver.bodies.join("").includes(QUERY));

@@ -185,6 +185,7 @@ async function fetchTool(
       requestId: who.requestId,
       signal,
       later: who.later ?? ((work) => void work().catch(() => {})),
+      trace: who.span?.trace,
     }),
   );
 }
