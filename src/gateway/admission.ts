@@ -51,9 +51,22 @@ export function countedThen(
   providers: readonly ProviderSpec[],
   giveBack: () => void,
   admit: () => Admission,
+  budgetMs?: number,
 ): Admission | Promise<Admission> {
   if (config.manifest.caller_limits === undefined) return admit();
-  return countSearch(config, ask, "search", providers).then((envelope) => {
+  return afterCount(countSearch(config, ask, "search", providers, budgetMs), giveBack, admit);
+}
+
+/**
+ * Admits once `counting` (a caller-limit step already started) admitted the search; refused (or
+ * failing), it gives its place back first.
+ */
+export function afterCount(
+  counting: Promise<Envelope | null>,
+  giveBack: () => void,
+  admit: () => Admission,
+): Promise<Admission> {
+  return counting.then((envelope) => {
     if (envelope === null) return admit();
     giveBack();
     return { ok: false, envelope };
@@ -69,6 +82,7 @@ export async function countSearch(
   ask: CallerAsk,
   command: Command,
   providers: readonly ProviderSpec[],
+  budgetMs?: number,
 ): Promise<Envelope | null> {
-  return await (await loadCallerLimits()).countSearch(config, ask, command, providers);
+  return await (await loadCallerLimits()).countSearch(config, ask, command, providers, budgetMs);
 }
