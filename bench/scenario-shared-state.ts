@@ -38,6 +38,7 @@ import {
 } from "./shared-state-fixtures.ts";
 import type { SoakGateway } from "./soak-gateway.ts";
 import { ms, p50, p99 } from "./stats.ts";
+import { slowStore } from "./scenario-slow-store.ts";
 import { GROUPS, SCOPE, type Urls, verify } from "./targets.ts";
 
 /** The bars: Redis adds at most 1 ms to a search's p50; B follows A within 1.1 s at p99. */
@@ -261,6 +262,7 @@ export async function sharedState(urls: Urls): Promise<Row[]> {
   try {
     return [
       ...await addedLatency(urls, redis.url),
+      ...await slowStore(urls, redis.port),
       ...await following(redis.url),
       await leftovers(redis.port),
     ];
