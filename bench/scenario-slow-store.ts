@@ -37,7 +37,7 @@ export async function slowStore(urls: Urls, port: number): Promise<Row[]> {
     cache_ttl_seconds: 60,
   }));
   const gateway = await storeGateway(zero, `redis://127.0.0.1:${proxy.port}`, {
-    caller_limits: { searches_per_minute: 1_000_000 },
+    caller_limits: { searches_per_minute: 1_000 },
   });
   const cli = redisCliPath();
   try {
