@@ -262,9 +262,9 @@ export async function sharedState(urls: Urls): Promise<Row[]> {
   try {
     return [
       ...await addedLatency(urls, redis.url),
-      ...await slowStore(urls, redis.port),
       ...await following(redis.url),
       await leftovers(redis.port),
+      ...await slowStore(urls, redis.port),
     ];
   } finally {
     await redis.stop();

@@ -16,6 +16,9 @@ import { GROUPS, SCOPE, type Urls } from "./targets.ts";
 
 /** The issue's store: every round trip answered 200 ms late, under the 250 ms default timeout. */
 const SLOW_STORE_MS = 200;
+/** The store's timeout here (TRACEFETCH_STATE_TIMEOUT_MS). */
+const STORE_TIMEOUT_MS = 1_000;
+const PREFIX = "tracefetch-bench-slow:";
 /** The search's budget, and the bar its answers must meet at p99. */
 const SEARCH_TIMEOUT_MS = 300;
 const ANSWER_P99_TARGET_MS = 350;
@@ -36,9 +39,14 @@ export async function slowStore(urls: Urls, port: number): Promise<Row[]> {
     timeout_seconds: 10,
     cache_ttl_seconds: 60,
   }));
-  const gateway = await storeGateway(zero, `redis://127.0.0.1:${proxy.port}`, {
-    caller_limits: { searches_per_minute: 1_000 },
-  });
+  const gateway = await storeGateway(
+    zero,
+    `redis://127.0.0.1:${proxy.port}`,
+    { caller_limits: { searches_per_minute: 1_000 } },
+    // Far above the delay, so that a busy machine's late timers never make the store time out:
+    // only the search's own budget bounds a wait. Keys of their own, apart from (c)'s count.
+    { TRACEFETCH_STATE_TIMEOUT_MS: String(STORE_TIMEOUT_MS), TRACEFETCH_STATE_PREFIX: PREFIX },
+  );
   const cli = redisCliPath();
   try {
     /** When each search was sent: the client builds its URL right before. */
@@ -56,6 +64,10 @@ export async function slowStore(urls: Urls, port: number): Promise<Row[]> {
     const before = cli === null ? null : await commandsRun(cli, port);
     const runs = await sequential({ url }, WARM, COUNT);
     const after = cli === null ? null : await commandsRun(cli, port);
+    const status = await (await fetch(`${gateway.url}/v1/status`)).json() as {
+      result?: { shared_state?: { state: string; fallbacks: number } };
+    };
+    const shared = status.result?.shared_state;
     const times = runs.map((r) => r.ms);
     const ok = runs.filter((r) => r.status === 200).length;
     const trips = runs.map((run, i) => {
@@ -71,7 +83,9 @@ export async function slowStore(urls: Urls, port: number): Promise<Row[]> {
       naive: "",
       reference: `${ok} of ${COUNT} answered 200; round trips in sequence per search p50 ${
         p50(trips)
-      }, max ${Math.max(...trips)}; Redis commands per search ${perSearch}`,
+      }, max ${Math.max(...trips)}; Redis commands per search ${perSearch}; ${
+        shared?.fallbacks ?? "?"
+      } fallbacks`,
       target: "(info)",
       result: "",
     }, {
@@ -79,8 +93,10 @@ export async function slowStore(urls: Urls, port: number): Promise<Row[]> {
       gateway: ms(p99(times)),
       naive: "",
       reference: `max ${ms(Math.max(...times))}`,
-      target: `<= ${ANSWER_P99_TARGET_MS} ms, all 200`,
-      result: verdict(p99(times) <= ANSWER_P99_TARGET_MS && ok === COUNT),
+      target: `<= ${ANSWER_P99_TARGET_MS} ms, all 200, none from memory`,
+      result: verdict(
+        p99(times) <= ANSWER_P99_TARGET_MS && ok === COUNT && shared?.fallbacks === 0,
+      ),
     }];
   } finally {
     await gateway.stop();

@@ -21,12 +21,13 @@ const BENCH_STATE_SECRET = "bench secret, 32 bytes or longer!";
 
 /**
  * A gateway over the manifest's providers, with Redis at `redis` or with no store at all; `extra`
- * goes into the manifest beside them (`caller_limits`).
+ * goes into the manifest beside them (`caller_limits`), `env` into its variables.
  */
 export function storeGateway(
   providers: ReadonlyArray<Record<string, unknown>>,
   redis: string | null,
   extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
 ): Promise<SoakGateway> {
   const manifest = { schema_version: "tracefetch.providers.v1", providers, ...extra };
   return startGateway({
@@ -38,6 +39,7 @@ export function storeGateway(
     // Empty, so a store in the caller's own environment never reaches the gateway without one.
     TRACEFETCH_STATE_URL: redis ?? "",
     TRACEFETCH_STATE_SECRET: redis === null ? "" : BENCH_STATE_SECRET,
+    ...env,
   });
 }
 
