@@ -78,6 +78,8 @@ export class GatewayState {
   readonly #searches: Slots;
   /** Fan-outs in flight by search identity (docs/envelope.md, "Coalescing"). */
   readonly #flights = new Map<string, Flight>();
+  /** Flights claimed in the shared store by searches not yet started, by search identity. */
+  readonly #claiming = new Map<string, Promise<FlightRole | null>>();
   /** Providers left out after failing, for this instance only (docs/protocol.md, "Suspension"). */
   readonly #suspensions: Suspensions | null;
   /** What each provider said it speaks (docs/protocol.md, "describe"); null when not asked. */
@@ -226,12 +228,19 @@ export class GatewayState {
     const { state, manifest } = this.config;
     const left = () => ask.request.timeout_ms - (this.config.now() - own.startedAt);
     const background = new Background();
-    // A flight is claimed in a store only when no result a token unlocked could reach it.
-    const claim = state.backend !== "memory" && picked.named.every(isPublic)
+    // A flight is claimed in a store only when no result a token unlocked could reach it, and
+    // once per instance: an identical search admitted meanwhile joins the one that claimed it.
+    const shared = state.backend !== "memory" && picked.named.every(isPublic);
+    const claim = shared && !this.#claiming.has(key)
       ? Promise.resolve(state.flight(key, left()))
       : null;
+    if (claim !== null) this.#claiming.set(key, claim);
+    const settled = () => {
+      if (claim !== null && this.#claiming.get(key) === claim) this.#claiming.delete(key);
+    };
     const giveBack = () => {
       release();
+      settled();
       void letGo(claim);
     };
     const reads = this.#suspensions?.read(picked.named, left()) ?? NO_READS;
@@ -254,7 +263,10 @@ export class GatewayState {
           giveBack();
           return joined(flight, ask, flight.join(), this.mining);
         }
-        return this.#start({ ...own, plan, reads, claim, cache, background, left });
+        settled();
+        // The search that claimed it was refused: this one claims it now.
+        const mine = claim ?? (shared ? Promise.resolve(state.flight(key, left())) : null);
+        return this.#start({ ...own, plan, reads, claim: mine, cache, background, left });
       };
       const counting = early ??
         (limited
