@@ -1,8 +1,9 @@
 /**
  * What a search waits for of a shared Redis (docs/deploy.md, "Shared state"): its calls before the
  * providers go out as one round trip, the caller's `timeout_ms` bounds them, and a store that
- * comes back counts a burst's searches itself. Gateways in this process over a real redis-server
- * on loopback, behind a TCP proxy that holds what they send (tests/support/delay-proxy.ts).
+ * comes back counts a burst's searches itself; a cache in a Redis of its own, with no shared
+ * state, is under the same one guard. Gateways in this process over a real redis-server on
+ * loopback, behind a TCP proxy that holds what they send (tests/support/delay-proxy.ts).
  * Without redis-server the suite is skipped in one line, or fails when TRACEFETCH_REQUIRE_REDIS=1.
  * Runs unchanged under Node and `deno test`.
  */
@@ -17,6 +18,9 @@ import { parseRedisUrl } from "../src/state/redis-url.ts";
 import { STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
 import { REDIS_RECONNECT_MAX_MS } from "../src/protocol/state-limits.ts";
 import * as redisServer from "./support/redis-server.ts";
+import { launch } from "../src/runtime/launch.ts";
+import { listen } from "../src/runtime/node-listen.ts";
+import { readSettings } from "../src/config/settings.ts";
 import { type DelayProxy, roundTrips, startDelayProxy } from "./support/delay-proxy.ts";
 import { manifestOf, runtimePorts, settingsFor } from "./support/gateway.ts";
 import { answer, startServer, type TestServer } from "./support/servers.ts";
@@ -175,6 +179,40 @@ if (missing !== null) {
       const { passed } = await callerLimitBurst(pair, "quick");
       assert.ok(passed > 0 && passed <= SEARCHES_PER_MINUTE, `${passed} of 60 passed`);
       for (const g of [a, b]) assert.equal(g.state.status().state, "ok");
+    });
+
+    it("reports a cache in a Redis of its own, with no shared state, under shared_state: one guard", async () => {
+      const own = await redisServer.startRedis();
+      const served = await launch(
+        readSettings({
+          HOST: "127.0.0.1",
+          PORT: "0",
+          TRACEFETCH_ALLOW_LOOPBACK: "1",
+          TRACEFETCH_CACHE_URL: own.url,
+          TRACEFETCH_STATE_SECRET: SECRET,
+          TRACEFETCH_MANIFEST: JSON.stringify(manifestOf([entry()])),
+        }),
+        listen,
+      );
+      const status = async () =>
+        (await (await fetch(`${served.url}/v1/status`)).json()).result.shared_state;
+      const searched = async () =>
+        (await fetch(`${served.url}/v1/search?q=own-${crypto.randomUUID()}&providers=quick`))
+          .status;
+      try {
+        assert.equal(await searched(), 200);
+        assert.deepEqual(await status(), { backend: "memory", state: "ok", fallbacks: 0 });
+        await own.stop();
+        assert.equal(await searched(), 200, "a cache that fails is a miss");
+        const shared = await status();
+        assert.equal(shared.backend, "memory");
+        assert.equal(shared.state, "degraded");
+        assert.ok(shared.fallbacks > 0, JSON.stringify(shared));
+        assert.ok(!JSON.stringify(shared).includes(String(own.port)), "no address in the reason");
+      } finally {
+        await served.close();
+        await own.stop();
+      }
     });
   });
 }
