@@ -85,8 +85,8 @@ export async function alternatingFailures(pair: Pair, failing: TestServer): Prom
     if (attempts.some((a) => /probes it before suspending it/.test(a.message ?? ""))) {
       confirmations++;
       // The confirming probe runs beside the searches: a caller's search sent before its verdict
-      // still reaches the provider (docs/protocol.md, "Suspension"). Callers a moment apart see
-      // the verdict, so this one waits for it as long as a loaded machine may need.
+      // still reaches the provider (docs/protocol.md, "Suspension"). Callers a moment apart see the
+      // verdict, so this one waits for it as long as a loaded machine may need.
       await untilSuspended(instance, "failing");
     } else await pause(50);
   }
