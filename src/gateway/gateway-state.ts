@@ -231,7 +231,11 @@ export class GatewayState {
     // A flight is claimed in a store only when no result a token unlocked could reach it, and
     // once per instance: an identical search admitted meanwhile joins the one that claimed it.
     const shared = state.backend !== "memory" && picked.named.every(isPublic);
-    const claim = shared && !this.#claiming.has(key)
+    const limited = manifest.caller_limits !== undefined;
+    // Durable Objects share no call between objects, and a flight's object a refused search
+    // claimed would be made for nothing: there the claim waits for the caller's verdict.
+    const early = !(limited && state.backend === "durable_objects");
+    const claim = shared && early && !this.#claiming.has(key)
       ? Promise.resolve(state.flight(key, left()))
       : null;
     if (claim !== null) this.#claiming.set(key, claim);
@@ -249,8 +253,7 @@ export class GatewayState {
     const hoped = known ?? planWith(picked, deps, NO_READS);
     const cache = this.#caching.hookFor(ask, (work) => background.run(work), left);
     cache?.warm?.(hoped.run);
-    const limited = manifest.caller_limits !== undefined;
-    const early =
+    const counted =
       limited && (known !== null || costFixed(this.config.manifest, picked, deps, hoped))
         ? countSearch(this.config, ask, "search", charged(manifest, hoped.decision), left())
         : null;
@@ -264,11 +267,11 @@ export class GatewayState {
           return joined(flight, ask, flight.join(), this.mining);
         }
         settled();
-        // The search that claimed it was refused: this one claims it now.
+        // Claimed now when the claim waited for the verdict, or the search that made it was refused.
         const mine = claim ?? (shared ? Promise.resolve(state.flight(key, left())) : null);
         return this.#start({ ...own, plan, reads, claim: mine, cache, background, left });
       };
-      const counting = early ??
+      const counting = counted ??
         (limited
           ? countSearch(this.config, ask, "search", charged(manifest, plan.decision), left())
           : null);
