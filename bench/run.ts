@@ -132,7 +132,12 @@ async function main(): Promise<void> {
         "as healthy), it starts failing (503), A's 5 searches and the gateway's probe suspend it; " +
         "from the probe's 503, B searches it back to back until one skips it. Keys: every key " +
         "the gateways left, read once they stopped; a breaker's TTL is an hour past its " +
-        "suspension, so the row checks each TTL against its bound instead of waiting for it.",
+        "suspension, so the row checks each TTL against its bound instead of waiting for it. " +
+        "Store 200 ms late: a gateway over that Redis behind a TCP proxy holding each chunk it " +
+        "sends 200 ms (TRACEFETCH_STATE_TIMEOUT_MS 1000, caller_limits, cache_ttl_seconds), " +
+        "100 sequential searches with timeout_ms 300 after 10 warm-up ones; round trips in " +
+        "sequence: the proxy's chunks during a search, 100 ms or more apart; commands: INFO " +
+        "commandstats before and after, divided by the searches.",
         "gateways A and B started as `npm start` starts them over one Redis, every provider " +
         "with cache_ttl_seconds; A runs [6]'s search (4 zero-delay providers) and [1]'s (8 at " +
         "50 ms) once, then B repeats them in two passes of 500 rounds after 50 warm-up rounds: " +

@@ -19,12 +19,17 @@ import { SCOPE } from "./targets.ts";
 /** Hashes searches before they reach the store; a benchmark's store holds nothing to protect. */
 const BENCH_STATE_SECRET = "bench secret, 32 bytes or longer!";
 
-/** A gateway over the manifest's providers, with Redis at `redis` or with no store at all. */
+/**
+ * A gateway over the manifest's providers, with Redis at `redis` or with no store at all; `extra`
+ * goes into the manifest beside them (`caller_limits`), `env` into its variables.
+ */
 export function storeGateway(
   providers: ReadonlyArray<Record<string, unknown>>,
   redis: string | null,
+  extra: Record<string, unknown> = {},
+  env: Record<string, string> = {},
 ): Promise<SoakGateway> {
-  const manifest = { schema_version: "tracefetch.providers.v1", providers };
+  const manifest = { schema_version: "tracefetch.providers.v1", providers, ...extra };
   return startGateway({
     HOST: "127.0.0.1",
     PORT: "0",
@@ -34,6 +39,7 @@ export function storeGateway(
     // Empty, so a store in the caller's own environment never reaches the gateway without one.
     TRACEFETCH_STATE_URL: redis ?? "",
     TRACEFETCH_STATE_SECRET: redis === null ? "" : BENCH_STATE_SECRET,
+    ...env,
   });
 }
 
@@ -106,6 +112,18 @@ export function redisCliPath(): string | null {
   } catch {
     return null;
   }
+}
+
+/** Commands the server ran since it started (INFO commandstats), every kind summed. */
+export async function commandsRun(cli: string, port: number): Promise<number> {
+  const { stdout } = await promisify(execFile)(
+    cli,
+    ["-h", "127.0.0.1", "-p", String(port), "INFO", "commandstats"],
+    { timeout: REDIS_CLI_TIMEOUT_MS },
+  );
+  let calls = 0;
+  for (const match of stdout.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) calls += Number(match[1]);
+  return calls;
 }
 
 /** The keys and their TTLs in one script, so all are read at the same moment of the store. */

@@ -16,6 +16,7 @@ import {
 } from "../src/protocol/state-limits.ts";
 import { answerCacheContract } from "./support/answer-cache-contract.ts";
 import { PlacedAnswers } from "../src/gateway/answer-places.ts";
+import { StoreGuard } from "../src/state/store-guard.ts";
 
 const SECRET = "a test secret of at least 32 bytes!";
 
@@ -69,8 +70,7 @@ function memoryNamespace() {
 const cacheOver = (namespace: CacheNamespace, timeoutMs = 250) =>
   new DurableAnswerCache(namespace, {
     secret: SECRET,
-    timeoutMs,
-    now: () => performance.now(),
+    calls: new StoreGuard({ timeoutMs, now: () => performance.now() }),
   });
 
 describe("DurableAnswerCache keeps the adapter contract", () => {

@@ -27,6 +27,7 @@ import { manifestOf, runtimePorts, settingsFor } from "./support/gateway.ts";
 import { sign } from "./support/auth-keys.ts";
 import { ADMIN_SCOPE } from "../src/core/caller.ts";
 import { STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
+import { StoreGuard } from "../src/state/store-guard.ts";
 
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
@@ -44,9 +45,7 @@ function cacheOver(
     target,
     prefix,
     secret: SECRET,
-    timeoutMs,
-    now,
-    calls,
+    calls: calls ?? new StoreGuard({ timeoutMs, now }),
   });
 }
 

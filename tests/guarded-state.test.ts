@@ -4,6 +4,7 @@
  * are all a store learns of a search.
  */
 import { describe, it } from "node:test";
+import { createHmac } from "node:crypto";
 import assert from "node:assert/strict";
 import { GuardedState } from "../src/state/guarded-state.ts";
 import { MAX_MIRROR_AGE_MS, STORE_RETRY_MS } from "../src/protocol/state-limits.ts";
@@ -50,6 +51,57 @@ describe("GuardedState", () => {
     await state.probeResult("health", "p", 1_000);
     assert.equal(store.calls, calls + 1);
     assert.deepEqual(state.status(), { backend: "redis", state: "ok", fallbacks: 11 });
+  });
+
+  it("operations that arrive while one retries a failing store wait for it, and reach the store once it answers", async () => {
+    let now = 0;
+    const store = new MemoryStore();
+    // A digest made at once, as on Node and Deno: the burst's calls reach the guard in one turn.
+    const state = new GuardedState(store, {
+      timeoutMs: 100,
+      secret: SECRET,
+      mac: (key, message) => createHmac("sha256", key).update(message).digest(),
+      now: () => now,
+      wall: () => Date.now(),
+    });
+    store.mode = "down";
+    await state.logSearch("sub:a", { searches: { limit: 5, windowMs: 60_000 } });
+    assert.equal(state.status().state, "degraded");
+    store.mode = "up";
+    now += STORE_RETRY_MS;
+    const calls = store.calls;
+    // A burst in one turn: the first tries the store, the others wait for what it finds.
+    const ask = { searches: { limit: 5, windowMs: 60_000 } };
+    const verdicts = await Promise.all(
+      Array.from({ length: 8 }, () => state.logSearch("sub:a", ask)),
+    );
+    assert.equal(store.calls, calls + 8, "every one of the burst reached the store");
+    assert.equal(state.status().fallbacks, 1, "none of the burst was answered from memory");
+    assert.equal(verdicts.filter((v) => v.admitted).length, 5, "the store counted the burst");
+  });
+
+  it("an operation waits no longer than what is left of its search, and that does not judge the store", async () => {
+    const store = new MemoryStore();
+    store.mode = "hang";
+    const state = new GuardedState(store, {
+      timeoutMs: 5_000,
+      secret: SECRET,
+      now: () => performance.now(),
+      wall: () => Date.now(),
+    });
+    const started = performance.now();
+    const verdict = await state.logSearch(
+      "sub:b",
+      { searches: { limit: 5, windowMs: 60_000 } },
+      50,
+    );
+    assert.deepEqual(verdict, { admitted: true }, "memory answered");
+    assert.ok(performance.now() - started < 2_500, "cut at the search's budget, not the timeout");
+    assert.deepEqual(state.status(), { backend: "redis", state: "ok", fallbacks: 1 });
+    // No budget left: memory answers without asking the store.
+    const calls = store.calls;
+    await state.logSearch("sub:b", { searches: { limit: 5, windowMs: 60_000 } }, 0);
+    assert.equal(store.calls, calls);
   });
 
   it("a store that hangs is cut off at the timeout and its answer is not waited for", async () => {

@@ -37,6 +37,7 @@ import { startServer, type TestServer } from "./support/servers.ts";
 import { launch } from "../src/runtime/launch.ts";
 import { listen } from "../src/runtime/node-listen.ts";
 import { readSettings } from "../src/config/settings.ts";
+import { StoreGuard } from "../src/state/store-guard.ts";
 
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
@@ -73,8 +74,7 @@ if (missing !== null) {
         target,
         prefix,
         secret: SECRET,
-        timeoutMs: TIMEOUT_MS,
-        now: clocks.now,
+        calls: new StoreGuard({ timeoutMs: TIMEOUT_MS, now: clocks.now }),
       });
       closing.push(() => cache.close());
       return cache;

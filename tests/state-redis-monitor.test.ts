@@ -38,6 +38,7 @@ import {
   repeatIsCached,
 } from "./support/answer-cache-scenarios.ts";
 import { sign } from "./support/auth-keys.ts";
+import { StoreGuard } from "../src/state/store-guard.ts";
 
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
@@ -80,8 +81,7 @@ if (missing !== null) {
         target,
         prefix,
         secret: SECRET,
-        timeoutMs: TIMEOUT_MS,
-        now: clocks.now,
+        calls: new StoreGuard({ timeoutMs: TIMEOUT_MS, now: clocks.now }),
       });
       const settings = settingsFor(manifest, world.env, {
         describeProviders: false,

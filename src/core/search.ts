@@ -46,12 +46,17 @@ export type PlannedSearch = SearchHooks & {
   cache?: AnswerCacheHook | undefined;
   /** The request's trace (docs/deploy.md, "Observing it"); absent: not traced. */
   trace?: RequestTrace | undefined;
+  /**
+   * When the search was admitted (`deps.now`): its budget (`timeout_ms`) counts from then, the
+   * time its admission waited on a shared store included; absent: from now.
+   */
+  startedAt?: number | undefined;
 };
 
 /** Runs a plan that was already accepted (plans come first, so a refusal contacts no provider). */
 export async function executePlan(search: PlannedSearch): Promise<CompletedSearch> {
   const { request, plan, deps } = search;
-  const startedAt = deps.now();
+  const startedAt = search.startedAt ?? deps.now();
   const { run, decision } = plan;
   search.onPlan?.(decision);
   const records = await fanOut({

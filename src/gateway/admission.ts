@@ -55,10 +55,23 @@ export function countedThen<T extends { ok: boolean } = Admission>(
   providers: readonly ProviderSpec[],
   giveBack: () => void,
   admit: () => T,
-  command: Command = "search",
-): T | Counted | Promise<T | Counted> {
+  /** `command`: what is counted; `budgetMs`: the longest the count may wait for the store. */
+  { command = "search", budgetMs }: { command?: Command; budgetMs?: number } = {},
+): T | Promise<T | Counted> {
   if (config.manifest.caller_limits === undefined) return admit();
-  return countSearch(config, ask, command, providers).then((envelope) => {
+  return afterCount(countSearch(config, ask, command, providers, budgetMs), giveBack, admit);
+}
+
+/**
+ * Admits once `counting` (a caller-limit step already started) admitted the search; refused (or
+ * failing), it gives its place back first.
+ */
+export function afterCount<T extends { ok: boolean } = Admission>(
+  counting: Promise<Envelope | null>,
+  giveBack: () => void,
+  admit: () => T,
+): Promise<T | Counted> {
+  return counting.then((envelope) => {
     if (envelope === null) return admit();
     giveBack();
     return { ok: false as const, envelope };
@@ -74,6 +87,7 @@ export async function countSearch(
   ask: CallerAsk,
   command: Command,
   providers: readonly ProviderSpec[],
+  budgetMs?: number,
 ): Promise<Envelope | null> {
-  return await (await loadCallerLimits()).countSearch(config, ask, command, providers);
+  return await (await loadCallerLimits()).countSearch(config, ask, command, providers, budgetMs);
 }

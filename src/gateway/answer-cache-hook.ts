@@ -42,10 +42,12 @@ export type HookContext = {
   now: () => number;
   /** Runs a write in the search's background (`waitUntil` on Workers): no answer waits for it. */
   later: (work: () => Promise<void>) => void;
+  /** What is left of the search's budget, which bounds each lookup in a store. */
+  budgetMs?: (() => number) | undefined;
 };
 
 export function answerCacheHook(context: HookContext): AnswerCacheHook {
-  const { cache, request, caller, now, later } = context;
+  const { cache, request, caller, now, later, budgetMs } = context;
   const { query, limit, scope, filters, max_age_seconds } = request;
   const asked = canonicalJson({ version: PROTOCOL_VERSION, query, limit, scope, filters });
   // Absent: any answer the cache still holds; 0: none, but the provider's new answer is kept.
@@ -90,7 +92,7 @@ export function answerCacheHook(context: HookContext): AnswerCacheHook {
     const personal = shared ? "" : `,"caller":${whoAsks()}`;
     const identity = `{"provider":${entryOf(spec)},"request":${asked}${personal}}`;
     const started = now();
-    const looked = cache.lookup(spec.name, identity, shared).catch(() => MISS);
+    const looked = cache.lookup(spec.name, identity, shared, budgetMs?.()).catch(() => MISS);
     return {
       hit: looked.then(({ found }) => {
         if (found === null || maxAgeMs === 0 || found.ageMs > maxAgeMs) return null;

@@ -39,8 +39,15 @@ export class AnswerCaching {
     return this.#loading;
   }
 
-  /** One search's view of the cache; undefined when nothing is cached. */
-  hookFor(ask: SearchAsk, later: (work: () => Promise<void>) => void): AnswerCacheHook | undefined {
+  /**
+   * One search's view of the cache; undefined when nothing is cached. `budgetMs`: what is left of
+   * the search's budget, which bounds each lookup in a store.
+   */
+  hookFor(
+    ask: SearchAsk,
+    later: (work: () => Promise<void>) => void,
+    budgetMs?: () => number,
+  ): AnswerCacheHook | undefined {
     const loaded = this.#module;
     if (loaded === null) return undefined;
     const { now, cache: variables } = this.#config;
@@ -50,7 +57,7 @@ export class AnswerCaching {
       now,
     );
     const { request, caller } = ask;
-    return loaded.answerCacheHook({ cache: this.#cache, request, caller, now, later });
+    return loaded.answerCacheHook({ cache: this.#cache, request, caller, now, later, budgetMs });
   }
 
   /**
@@ -67,19 +74,26 @@ export class AnswerCaching {
 }
 
 /**
- * A shared flight that starts only once the cache said it cannot answer the whole search: one the
- * cache answers runs here alone, and costs the store no claim and no end (docs/decisions.md).
+ * A shared flight that runs only once the cache said it cannot answer the whole search: one the
+ * cache answers runs here alone, and lets go of the flight claimed beside the lookups
+ * (docs/decisions.md, "One round trip before the providers").
  */
 export function unlessCached(
   cache: AnswerCacheHook | undefined,
   run: readonly ProviderSpec[],
   shared: StartFlight,
   local: StartFlight,
+  /** Lets go of a flight claimed beforehand, when the cache answered. */
+  answered: () => void,
 ): StartFlight {
-  const answered = cache?.answersAll?.(run) ?? null;
-  if (answered === null) return shared;
+  const all = cache?.answersAll?.(run) ?? null;
+  if (all === null) return shared;
   return (signal, onAttempt) => {
-    const source = answered.then((all) => (all ? local : shared)(signal, onAttempt));
+    const source = all.then((hit) => {
+      if (!hit) return shared(signal, onAttempt);
+      answered();
+      return local(signal, onAttempt);
+    });
     return { joined: source.then((s) => s.joined), result: source.then((s) => s.result) };
   };
 }

@@ -24,10 +24,18 @@ export class PlacedAnswers {
     this.#local = new AnswerLru(maxBytes, now);
   }
 
-  /** `identity`: the canonical JSON of what decides the answer; `shared`: whether it may leave. */
-  async lookup(provider: string, identity: string, shared: boolean): Promise<CacheLookup> {
-    if (shared) return await this.store.lookup(provider, identity);
-    const { generation } = await this.store.lookup(provider, null);
+  /**
+   * `identity`: the canonical JSON of what decides the answer; `shared`: whether it may leave;
+   * `budgetMs`: what is left of the search that asks.
+   */
+  async lookup(
+    provider: string,
+    identity: string,
+    shared: boolean,
+    budgetMs?: number,
+  ): Promise<CacheLookup> {
+    if (shared) return await this.store.lookup(provider, identity, budgetMs);
+    const { generation } = await this.store.lookup(provider, null, budgetMs);
     if (generation === null) return { generation, found: null };
     // In process the identity itself is the key: it never leaves.
     return { generation, found: this.#local.get(`${provider}:${generation}:${identity}`) };

@@ -42,6 +42,8 @@ export async function countSearch(
   ask: CallerAsk,
   command: Command,
   providers: readonly ProviderSpec[],
+  /** What is left of the search's budget: a shared store is waited for no longer. */
+  budgetMs?: number,
 ): Promise<Envelope | null> {
   const { searches_per_minute: perMinute, cost_micros_per_day: perDay } =
     config.manifest.caller_limits ?? {};
@@ -53,7 +55,7 @@ export async function countSearch(
   }
   if (perDay !== undefined) log.cost = { limit: perDay, windowMs: CALLER_COST_WINDOW_MS, micros };
   const key = callerKey(ask.caller, ask.client);
-  const verdict = await config.state.logSearch(key, log);
+  const verdict = await config.state.logSearch(key, log, budgetMs);
   if (verdict.admitted) return null;
   // Whole milliseconds, never 0: a client told to come back at once would only be refused again.
   const wait = Math.max(1, Math.ceil(verdict.retryAfterMs));

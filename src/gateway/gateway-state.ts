@@ -3,9 +3,9 @@
  * and the searches in flight, which only `admit` counts and identical ones share.
  */
 import type { SkipReason } from "../protocol/codes.ts";
-import type { Decision, Envelope } from "../protocol/envelope-schema.ts";
+import type { Envelope } from "../protocol/envelope-schema.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
-import { type Picked, pickProviders, type Plan, walkPlan } from "../core/plan.ts";
+import { type Picked, pickProviders, type Plan } from "../core/plan.ts";
 import type { SuspensionView } from "../core/suspension.ts";
 import { type BreakerReads, Suspensions } from "./suspensions.ts";
 import { executePlan, type SearchDeps } from "../core/search.ts";
@@ -27,20 +27,44 @@ import { providerStates } from "./provider-states.ts";
 import { DESCRIBE_TIMEOUT_MS } from "../protocol/limits.ts";
 import type { ExpandAsk, RefreshAsk } from "../protocol/action-request.ts";
 import { Flight, type OnAttempt, type StartFlight } from "./flight.ts";
-import { sharedFlight } from "./shared-flight.ts";
+import { letGo, sharedFlight } from "./shared-flight.ts";
 import { isPublic, searchIdentity } from "./search-identity.ts";
 import type { ActionAsk, ActionHost } from "./action-run.ts";
 import { MiningGate } from "./mining/mining-gate.ts";
 import { Background } from "./background.ts";
 import { ProviderLinks, tokenHeaders, unavailableIn } from "../config/provider-clients.ts";
-import { charged, heldBack } from "./plan-providers.ts";
+import { charged, costFixed, heldBack, NO_READS, planWith } from "./plan-providers.ts";
 import type { ProbeHost } from "./suspension-probe.ts";
 import { AnswerCaching, unlessCached } from "./answer-caching.ts";
 import { lazy } from "../core/lazy-module.ts";
-import { countedThen, countSearch, joined, placeFor } from "./admission.ts";
+import type { AnswerCacheHook } from "../core/cached-attempt.ts";
+import type { FlightRole } from "../state/shared-state.ts";
+import { afterCount, countedThen, countSearch, joined, placeFor } from "./admission.ts";
 import type { PageFetching } from "./page-fetching.ts";
 import { observedAdmission } from "./observed-admission.ts";
 import type { GaugeSources } from "../core/telemetry.ts";
+
+/** A search with a slot of its own, as it is admitted. */
+type Owned = {
+  ask: SearchAsk;
+  deps: SearchDeps;
+  key: string;
+  picked: Picked;
+  release: () => void;
+  /** When it was admitted, by `config.now`: its budget counts from then. */
+  startedAt: number;
+};
+
+/** An owned search planned and counted, with what it started in the store. */
+type Started = Owned & {
+  plan: Plan;
+  reads: BreakerReads;
+  claim: Promise<FlightRole | null> | null;
+  cache: AnswerCacheHook | undefined;
+  background: Background;
+  /** What is left of its budget. */
+  left: () => number;
+};
 
 /** action-run.ts, loaded with the first expand or refresh: a module of its own on the Worker. */
 const loadActionRun = lazy(() => import("./action-run.ts"));
@@ -54,6 +78,8 @@ export class GatewayState {
   readonly #searches: Slots;
   /** Fan-outs in flight by search identity (docs/envelope.md, "Coalescing"). */
   readonly #flights = new Map<string, Flight>();
+  /** Flights claimed in the shared store by searches not yet started, by search identity. */
+  readonly #claiming = new Map<string, Promise<FlightRole | null>>();
   /** Providers left out after failing, for this instance only (docs/protocol.md, "Suspension"). */
   readonly #suspensions: Suspensions | null;
   /** What each provider said it speaks (docs/protocol.md, "describe"); null when not asked. */
@@ -172,6 +198,7 @@ export class GatewayState {
     // The cache's code is loaded with the first search that may use it.
     const loading = this.#caching.ready();
     if (loading !== null) return loading.then(() => this.#admit(ask));
+    const startedAt = this.config.now();
     const deps = this.#depsFor(ask.caller);
     const picked = pickProviders(ask.request, deps);
     if (!picked.ok) return refused(picked.problem, ask.requestId);
@@ -181,76 +208,86 @@ export class GatewayState {
     if (place === null) return atLimit(ask.requestId);
     if (place.kind === "joined") {
       const { flight, leave } = place;
-      return this.#counted(
-        ask,
-        flight.decision,
-        leave,
-        () => joined(flight, ask, leave, this.mining),
-      );
+      const charges = charged(this.config.manifest, flight.decision);
+      return countedThen(this.config, ask, charges, leave, () => {
+        return joined(flight, ask, leave, this.mining);
+      }, { budgetMs: ask.request.timeout_ms });
     }
-    return this.#own(ask, deps, key, picked.picked, place.release);
+    return this.#own({ ask, deps, key, picked: picked.picked, release: place.release, startedAt });
   }
 
   /**
-   * Counts the search against its caller's limits at what `decision` runs, then `admit`s it;
-   * refused, it gives its place back.
+   * With a slot of its own: reads the breakers, plans which providers run, counts the search
+   * against its caller's limits, and starts. Every call it makes to a shared store before its
+   * providers (the breakers' read, the flight's claim, the cache's lookups, the caller's log)
+   * starts in this one turn, so the store gets them as one round trip (docs/decisions.md, "One
+   * round trip before the providers"); with the memory adapter none of them waits at all.
    */
-  #counted(
-    ask: SearchAsk,
-    decision: Decision,
-    giveBack: () => void,
-    admit: () => Admission,
-  ): Admission | Promise<Admission> {
-    return countedThen(this.config, ask, charged(this.config.manifest, decision), giveBack, admit);
-  }
-
-  /** With a slot of its own: reads the breakers, plans which providers run, and starts. */
-  #own(
-    ask: SearchAsk,
-    deps: SearchDeps,
-    key: string,
-    picked: Picked,
-    release: () => void,
-  ): Admission | Promise<Admission> {
-    const shareable = picked.named.every(isPublic);
+  #own(own: Owned): Admission | Promise<Admission> {
+    const { ask, deps, key, picked, release } = own;
+    const { state, manifest } = this.config;
+    const left = () => ask.request.timeout_ms - (this.config.now() - own.startedAt);
+    const background = new Background();
+    // A flight is claimed in a store only when no result a token unlocked could reach it, and
+    // once per instance: an identical search admitted meanwhile joins the one that claimed it.
+    const shared = state.backend !== "memory" && picked.named.every(isPublic);
+    const limited = manifest.caller_limits !== undefined;
+    // Durable Objects share no call between objects, and a flight's object a refused search
+    // claimed would be made for nothing: there the claim waits for the caller's verdict.
+    const early = !(limited && state.backend === "durable_objects");
+    const claim = shared && early && !this.#claiming.has(key)
+      ? Promise.resolve(state.flight(key, left()))
+      : null;
+    if (claim !== null) this.#claiming.set(key, claim);
+    const settled = () => {
+      if (claim !== null && this.#claiming.get(key) === claim) this.#claiming.delete(key);
+    };
+    const giveBack = () => {
+      release();
+      settled();
+      void letGo(claim);
+    };
+    const reads = this.#suspensions?.read(picked.named, left()) ?? NO_READS;
+    const known = reads instanceof Promise ? null : planWith(picked, deps, reads);
+    // Until the breakers answer, the lookups and the log go by the plan with none suspended.
+    const hoped = known ?? planWith(picked, deps, NO_READS);
+    const cache = this.#caching.hookFor(ask, (work) => background.run(work), left);
+    cache?.warm?.(hoped.run);
+    const counted =
+      limited && (known !== null || costFixed(this.config.manifest, picked, deps, hoped))
+        ? countSearch(this.config, ask, "search", charged(manifest, hoped.decision), left())
+        : null;
     const go = (reads: BreakerReads): Admission | Promise<Admission> => {
-      const plan = walkPlan(picked, {
-        ...deps,
-        suspended: (spec) => Suspensions.check(reads, spec),
-      });
-      return this.#counted(ask, plan.decision, release, () => {
+      const plan = known ?? planWith(picked, deps, reads);
+      const admit = () => {
         // The store's answers arrive later: an identical search may have started meanwhile.
         const flight = this.#flights.get(key);
         if (flight !== undefined) {
-          release();
+          giveBack();
           return joined(flight, ask, flight.join(), this.mining);
         }
-        return this.#start(ask, deps, key, plan, reads, shareable, release);
-      });
+        settled();
+        // Claimed now when the claim waited for the verdict, or the search that made it was refused.
+        const mine = claim ?? (shared ? Promise.resolve(state.flight(key, left())) : null);
+        return this.#start({ ...own, plan, reads, claim: mine, cache, background, left });
+      };
+      const counting = counted ??
+        (limited
+          ? countSearch(this.config, ask, "search", charged(manifest, plan.decision), left())
+          : null);
+      return counting === null ? admit() : afterCount(counting, giveBack, admit);
     };
-    if (this.#suspensions === null) return go(new Map());
-    const reads = this.#suspensions.read(picked.named);
-    return reads instanceof Promise
-      ? reads.then(go, (error) => {
-        release();
-        throw error;
-      })
-      : go(reads);
+    if (!(reads instanceof Promise)) return go(reads);
+    return reads.then(go, (error) => {
+      giveBack();
+      throw error;
+    });
   }
 
   /** Starts the fan-out of a planned search, which holds `release`'s slot. */
-  #start(
-    ask: SearchAsk,
-    deps: SearchDeps,
-    key: string,
-    plan: Plan,
-    reads: BreakerReads,
-    shareable: boolean,
-    release: () => void,
-  ): Admission {
+  #start(started: Started): Admission {
+    const { ask, deps, key, plan, reads, claim, cache, background, left, release } = started;
     const { request, requestId } = ask;
-    // Probes run in this search's background: inside its `waitUntil` on Workers.
-    const background = new Background();
     // In the same turn as the flight is registered, so no other search can claim the same probe.
     const suspension = this.#suspensions?.watch(
       heldBack(this.config.manifest, plan.decision),
@@ -258,8 +295,6 @@ export class GatewayState {
       (claim) =>
         background.run(async () => (await loadSuspensionProbe()).runProbe(this.#probes, claim)),
     );
-    const cache = this.#caching.hookFor(ask, (work) => background.run(work));
-    cache?.warm?.(plan.run);
     const runHere = (signal: AbortSignal, onAttempt: OnAttempt) =>
       executePlan({
         request,
@@ -271,20 +306,20 @@ export class GatewayState {
         onAttempt,
         cache,
         trace: ask.trace,
+        startedAt: started.startedAt,
       });
     const alone: StartFlight = (signal, onAttempt) => ({
       joined: Promise.resolve(false),
       result: runHere(signal, onAttempt),
     });
-    // Shared with other instances only when no result a token unlocked could reach the store.
-    const start: StartFlight = shareable
-      ? unlessCached(
-        cache,
-        plan.run,
-        sharedFlight(this.config.state, key, request.query, runHere, (w) => background.run(w)),
-        alone,
-      )
-      : alone;
+    const later = (work: () => Promise<void>) => background.run(work);
+    const start: StartFlight = claim === null ? alone : unlessCached(
+      cache,
+      plan.run,
+      sharedFlight(this.config.state, key, request.query, runHere, later, claim, left),
+      alone,
+      () => later(() => letGo(claim)),
+    );
     const flight: Flight = new Flight(plan.decision, start, () => {
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
     });

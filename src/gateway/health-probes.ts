@@ -66,9 +66,9 @@ export class HealthProbes {
    * store has it (a guarded store never rejects). A probe's caller waits for it: on Workers a write
    * still in flight when the answer leaves is cancelled with the request.
    */
-  #keep(name: string, health: ProviderHealth): Promise<void> {
+  async #keep(name: string, health: ProviderHealth): Promise<void> {
     this.#last.set(name, { health, at: this.now() });
-    return this.state.storeProbeResult("health", name, health, HEALTH_TTL_MS);
+    await this.state.storeProbeResult("health", name, health, HEALTH_TTL_MS);
   }
 
   /** Another instance's answer within its TTL, or null. */

@@ -37,7 +37,7 @@ export class PageFetching {
     const release = this.searches.tryTake();
     if (release === null) return { ok: false, envelope: fetchOverloaded(ask.requestId) };
     const admitted: FetchAdmission = { ok: true, release };
-    return await countedThen(this.config, ask, [], release, () => admitted, "fetch");
+    return await countedThen(this.config, ask, [], release, () => admitted, { command: "fetch" });
   }
 
   /** Fetched pages in the answer cache: shared only when the fetch policy opens no private range. */

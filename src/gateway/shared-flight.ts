@@ -37,7 +37,9 @@ const MAX_FLIGHT_ROUNDS = 3;
 /**
  * A flight shared through `state` under `identity`, run here by `runHere` when it must be; a
  * leader's last write to the store goes through `later`, after its callers have their answer.
- * `query` is this search's, put back into a finished search read from the store.
+ * `query` is this search's, put back into a finished search read from the store. `claimed`: the
+ * first round's role, claimed with the search's other calls to the store; `budgetMs`: what is
+ * left of the search, which bounds each later claim.
  */
 export function sharedFlight(
   state: SharedState,
@@ -45,6 +47,8 @@ export function sharedFlight(
   query: string,
   runHere: RunHere,
   later: Later,
+  claimed: Promise<FlightRole | null>,
+  budgetMs: () => number,
 ): StartFlight {
   return (signal, onAttempt) => {
     let joined!: (followed: boolean) => void;
@@ -57,7 +61,7 @@ export function sharedFlight(
     };
     const result = (async () => {
       for (let round = 0; round < MAX_FLIGHT_ROUNDS && !signal.aborted; round++) {
-        const role = await state.flight(identity);
+        const role = round === 0 ? await claimed : await state.flight(identity, budgetMs());
         if (role?.kind !== "follow") {
           joined(round > 0);
           return role === null
@@ -104,6 +108,14 @@ async function lead(
   // round trip; followers poll until the end lands, and the lease covers them until then.
   later(() => role.end(last));
   return completed;
+}
+
+/** Lets go of a flight claimed for a search that will not run it (refused, or answered). */
+export function letGo(claimed: Promise<FlightRole | null> | null): Promise<void> {
+  return (claimed ?? Promise.resolve(null)).then(
+    (role) => role?.kind === "lead" ? role.end(null) : undefined,
+    () => undefined,
+  );
 }
 
 /** Passes on another instance's events; its finished search, or null when it was orphaned. */

@@ -35,9 +35,12 @@ export class Suspensions {
     private readonly now: () => number,
   ) {}
 
-  /** The breakers of these providers, for one plan: at once when the state has them fresh. */
-  read(specs: readonly ProviderSpec[]): BreakerReads | Promise<BreakerReads> {
-    return this.state.breakers(specs.map((s) => s.name));
+  /**
+   * The breakers of these providers, for one plan: at once when the state has them fresh; a store
+   * is waited for at most `budgetMs`, what is left of the search.
+   */
+  read(specs: readonly ProviderSpec[], budgetMs?: number): BreakerReads | Promise<BreakerReads> {
+    return this.state.breakers(specs.map((s) => s.name), budgetMs);
   }
 
   /** Whether the planner skips a provider, by the reads the plan was made with. */

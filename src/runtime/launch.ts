@@ -27,6 +27,9 @@ import { openTraceFile } from "./trace-file-sink.ts";
 import { requireStateSecret, type StateVariables } from "../config/state-settings.ts";
 import type { CacheVariables } from "../config/cache-settings.ts";
 import { GuardedState } from "../state/guarded-state.ts";
+import { StoreGuard } from "../state/store-guard.ts";
+import { MemoryState } from "../state/memory-state.ts";
+import type { StoreCalls } from "../state/answer-cache.ts";
 import type { HmacPort } from "../io/digests.ts";
 import { parseRedisUrl, type RedisTarget } from "../state/redis-url.ts";
 import { telemetryFor } from "../observe/telemetry-for.ts";
@@ -85,11 +88,18 @@ export async function launch(
       },
     );
     const warnings: string[] = [];
-    const state = await sharedState(settings.state);
-    const answerCache = await redisCache(settings.state, settings.cache, state).catch(async (e) => {
-      await state?.close();
-      throw e;
-    });
+    const shared = await sharedState(settings.state);
+    // Without a shared state, a cache in Redis still has the one guard, reported as `shared_state`.
+    const guard = shared ?? cacheGuard(settings.state, settings.cache);
+    const state = guard instanceof StoreGuard
+      ? new MemoryState({ now: () => performance.now(), wall: () => Date.now() }, guard)
+      : guard;
+    const answerCache = guard === undefined
+      ? undefined
+      : await redisCache(settings.state, settings.cache, guard).catch(async (e) => {
+        await shared?.close();
+        throw e;
+      });
     const telemetry = telemetryFor(settings.telemetry, settings.mining?.rawQueries ?? false);
     const app = createGateway(settings, {
       state,
@@ -125,7 +135,7 @@ export async function launch(
         // The spans of the last requests go out before the process ends (bounded by the export
         // timeout; a collector that is down costs no more).
         await telemetry.tracing?.flush();
-        await state?.close();
+        await shared?.close();
         await answerCache?.close();
         await embedded?.close();
       },
@@ -158,11 +168,17 @@ async function sharedState(variables: StateVariables): Promise<GuardedState | un
 /** The runtime's HMAC-SHA-256 for io/digests.ts: node:crypto answers at once, off the thread pool. */
 const nodeHmac: HmacPort = (key, message) => createHmac("sha256", key).update(message).digest();
 
+/** The guard of a cache in a Redis of its own with no shared state; undefined without one. */
+function cacheGuard(state: StateVariables, cache: CacheVariables): StoreGuard | undefined {
+  if (cache.url === null) return undefined;
+  return new StoreGuard({ timeoutMs: state.timeoutMs, now: () => performance.now() });
+}
+
 /**
- * The Redis that keeps public providers' answers: TRACEFETCH_CACHE_URL, else the state's; undefined
- * without either, when each instance caches in its own memory.
+ * The Redis that keeps public providers' answers: TRACEFETCH_CACHE_URL, else the state's; its calls
+ * under the instance's one guard.
  */
-async function redisCache(state: StateVariables, cache: CacheVariables, guard?: GuardedState) {
+async function redisCache(state: StateVariables, cache: CacheVariables, guard: StoreCalls) {
   const url = cache.url ?? state.url;
   if (url === null) return undefined;
   const { RedisAnswerCache } = await import("../state/redis-cache.ts");
@@ -176,8 +192,6 @@ async function redisCache(state: StateVariables, cache: CacheVariables, guard?: 
     prefix: state.prefix,
     secret,
     mac: nodeHmac,
-    timeoutMs: state.timeoutMs,
-    now: () => performance.now(),
     // One guard for the state and the cache: one timeout, back-off and `shared_state` entry.
     calls: guard,
   });

@@ -190,13 +190,7 @@ async function sharedStateFor(bindings: Bindings, { state: variables, cache }: E
     state,
     // Public providers' answers in `cache:<provider>` objects, under the state's one guard; the
     // others in this isolate only.
-    answerCache: new durable.DurableAnswerCache(binding, {
-      ...cache,
-      secret,
-      timeoutMs,
-      now,
-      calls: state,
-    }),
+    answerCache: new durable.DurableAnswerCache(binding, { ...cache, secret, calls: state }),
   };
 }
 

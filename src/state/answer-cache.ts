@@ -14,7 +14,7 @@
  *   generation the store gives.
  * - No operation throws: a store that fails reads as a miss and stores nothing.
  */
-import { STORE_RETRY_MS } from "../protocol/state-limits.ts";
+import { LRUCache } from "lru-cache";
 
 /** What a lookup found: the provider's generation now, and the answer if one is fresh. */
 export type CacheLookup = {
@@ -27,9 +27,10 @@ export type CacheLookup = {
 export interface AnswerCache {
   /**
    * The provider's generation and the answer stored under `identity` (the canonical JSON of what
-   * decides the answer, hashed before it is a key); null: the generation alone.
+   * decides the answer, hashed before it is a key); null: the generation alone. `budgetMs`:
+   * what is left of the search that asks; a store is waited for no longer.
    */
-  lookup(provider: string, identity: string | null): Promise<CacheLookup>;
+  lookup(provider: string, identity: string | null, budgetMs?: number): Promise<CacheLookup>;
   /** Keeps `text` for `ttlMs` unless the provider's generation is no longer `generation`. */
   store(
     provider: string,
@@ -45,90 +46,48 @@ export interface AnswerCache {
   invalidate(provider: string): Promise<boolean>;
 }
 
-/** A call that failed or timed out. */
-const FAILED = Symbol("failed");
-
 /**
- * How a store-backed cache runs each call: within the timeout, null when it failed or was late,
- * and the store then left alone for STORE_RETRY_MS. The shared state's guard (GuardedState) is one:
- * given it, the cache's calls share the state's timeout, back-off, fallback count and
- * `shared_state` entry in `/v1/status`; CacheCalls is the cache's own, for a cache with no state.
+ * How a store-backed cache runs each call: under the gateway instance's one StoreGuard
+ * (store-guard.ts), shared with the state when there is one, within the store's timeout and what
+ * is left of the search (`budgetMs`); null when it failed, was late, or the store is left alone.
  */
 export interface StoreCalls {
-  run<T>(call: () => Promise<T>): Promise<T | null>;
+  run<T>(call: () => Promise<T>, budgetMs?: number): Promise<T | null>;
 }
 
-/** A cache's own StoreCalls, for a cache in Redis with no shared state beside it. */
-export class CacheCalls implements StoreCalls {
-  #downUntil = 0;
-
-  constructor(private readonly timeoutMs: number, private readonly now: () => number) {}
-
-  /** The call's answer; null when it failed, timed out, or the store is left alone. */
-  async run<T>(call: () => Promise<T>): Promise<T | null> {
-    if (this.now() < this.#downUntil) return null;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<typeof FAILED>((resolve) => {
-      timer = setTimeout(() => resolve(FAILED), this.timeoutMs);
-    });
-    try {
-      const reply = await Promise.race([call().catch((): typeof FAILED => FAILED), late]);
-      if (reply !== FAILED) return reply;
-      this.#downUntil = this.now() + STORE_RETRY_MS;
-      return null;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-type Entry = { text: string; storedAt: number; expires: number; bytes: number };
+type Entry = { text: string; storedAt: number };
 
 /**
- * Entries in least-recently-used order, bounded by their bytes (text and key, as UTF-16 counts
- * them in memory): the one used longest ago goes first.
+ * Answers kept in this instance's memory, bounded by their bytes (text and key, as UTF-16 counts
+ * them in memory) and each by its TTL, over lru-cache: the one used longest ago goes first.
  */
 export class AnswerLru {
-  readonly #entries = new Map<string, Entry>();
-  #bytes = 0;
+  readonly #entries: LRUCache<string, Entry>;
 
-  constructor(private readonly maxBytes: number, private readonly now: () => number) {}
+  constructor(maxBytes: number, private readonly now: () => number) {
+    this.#entries = new LRUCache<string, Entry>({
+      maxSize: maxBytes,
+      sizeCalculation: (entry, key) => 2 * (key.length + entry.text.length),
+      // Expiry read at the gateway's own clock, on every read.
+      perf: { now },
+      ttlResolution: 0,
+    });
+  }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries.calculatedSize;
   }
 
   get(key: string): { text: string; ageMs: number } | null {
     const entry = this.#entries.get(key);
     if (entry === undefined) return null;
-    const now = this.now();
-    if (now >= entry.expires) {
-      this.#drop(key, entry);
-      return null;
-    }
-    // Moved to the end: the most recently used.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
-    return { text: entry.text, ageMs: Math.max(0, now - entry.storedAt) };
+    return { text: entry.text, ageMs: Math.max(0, this.now() - entry.storedAt) };
   }
 
   set(key: string, text: string, ttlMs: number): void {
-    const bytes = 2 * (key.length + text.length);
-    const old = this.#entries.get(key);
-    if (old !== undefined) this.#drop(key, old);
-    if (bytes > this.maxBytes) return;
-    const now = this.now();
-    this.#entries.set(key, { text, storedAt: now, expires: now + ttlMs, bytes });
-    this.#bytes += bytes;
-    for (const [oldest, entry] of this.#entries) {
-      if (this.#bytes <= this.maxBytes) break;
-      this.#drop(oldest, entry);
-    }
-  }
-
-  #drop(key: string, entry: Entry): void {
+    // An entry over the whole bound is not kept (lru-cache refuses it), and an older one goes.
     this.#entries.delete(key);
-    this.#bytes -= entry.bytes;
+    this.#entries.set(key, { text, storedAt: this.now() }, { ttl: Math.max(1, ttlMs) });
   }
 }
 

@@ -10,7 +10,7 @@
  *   TRACEFETCH_STATE_TIMEOUT_MS reads as a miss and stores nothing, and the objects are then left
  *   alone for STORE_RETRY_MS, so an outage costs a search at most one timeout.
  */
-import { type AnswerCache, CacheCalls, type CacheLookup, type StoreCalls } from "./answer-cache.ts";
+import type { AnswerCache, CacheLookup, StoreCalls } from "./answer-cache.ts";
 import { StoreFailure } from "./state-store.ts";
 import { type Hmac, keyedHmac } from "../io/digests.ts";
 import type { CacheAsk, CacheReply } from "./cache-object.ts";
@@ -24,11 +24,8 @@ export interface CacheNamespace {
 export type DurableCacheOptions = {
   /** TRACEFETCH_STATE_SECRET: the HMAC key of answers' digests. */
   secret: string;
-  /** TRACEFETCH_STATE_TIMEOUT_MS: how long one call may take before it reads as a miss. */
-  timeoutMs: number;
-  now: () => number;
-  /** The shared state's guard, when there is one: the cache's calls run under it. */
-  calls?: StoreCalls | undefined;
+  /** The shared state's guard: the cache's calls run under it. */
+  calls: StoreCalls;
 };
 
 const MISS: CacheLookup = { generation: null, found: null };
@@ -41,12 +38,12 @@ export class DurableAnswerCache implements AnswerCache {
     private readonly namespace: CacheNamespace,
     private readonly options: DurableCacheOptions,
   ) {
-    this.#calls = options.calls ?? new CacheCalls(options.timeoutMs, options.now);
+    this.#calls = options.calls;
   }
 
-  async lookup(provider: string, identity: string | null): Promise<CacheLookup> {
+  async lookup(provider: string, identity: string | null, budgetMs?: number): Promise<CacheLookup> {
     const digest = identity === null ? "" : await this.#hmac(identity);
-    const reply = await this.#call(provider, { op: "lookup", digest });
+    const reply = await this.#call(provider, { op: "lookup", digest }, budgetMs);
     return reply === null ? MISS : { generation: reply.generation, found: reply.found };
   }
 
@@ -68,7 +65,7 @@ export class DurableAnswerCache implements AnswerCache {
   }
 
   /** One call within the timeout; null when it failed, timed out, or the objects are left alone. */
-  #call(provider: string, ask: CacheAsk): Promise<CacheReply | null> {
+  #call(provider: string, ask: CacheAsk, budgetMs?: number): Promise<CacheReply | null> {
     return this.#calls.run(async () => {
       // A fresh stub each call: one an error broke stays broken, and one is cheap to make.
       const stub = this.namespace.get(this.namespace.idFromName(`cache:${provider}`));
@@ -78,7 +75,7 @@ export class DurableAnswerCache implements AnswerCache {
         // The reason names the operation only: a runtime's message may name the object.
         throw new StoreFailure(`a Durable Object call (answers) failed`);
       }
-    });
+    }, budgetMs);
   }
 
   /** An identity's digest: HMAC-SHA-256 under the state's secret, in hex. */

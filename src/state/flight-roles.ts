@@ -20,12 +20,13 @@ import type { FlightEvent, FlightRole } from "./shared-state.ts";
 import type { FlightProgress, StateStore } from "./state-store.ts";
 
 /** What the roles need of GuardedState: the store, and each call bounded with its fallback. */
-export interface StoreGuard {
+export interface GuardedStore {
   readonly store: StateStore;
   guard<T>(
     operation: (signal: AbortSignal) => Promise<T>,
     fallback: () => T | Promise<T>,
     extraMs?: number,
+    budgetMs?: number,
   ): Promise<T>;
 }
 
@@ -33,7 +34,7 @@ type Lead = Extract<FlightRole, { kind: "lead" }>;
 
 /** Leads flight `id` of `key`: renews its lease until it ends, or `stop` (the instance closes). */
 export function leadFlight(
-  g: StoreGuard,
+  g: GuardedStore,
   key: string,
   id: string,
 ): { role: Lead; stop: () => void } {
@@ -96,7 +97,7 @@ export function leadFlight(
 }
 
 /** Follows flight `id` of `key`, led by another instance. */
-export function followFlight(g: StoreGuard, key: string, id: string): FlightRole {
+export function followFlight(g: GuardedStore, key: string, id: string): FlightRole {
   return {
     kind: "follow",
     events: async function* (signal: AbortSignal): AsyncGenerator<FlightEvent> {

@@ -1,26 +1,26 @@
 /**
- * A shared store behind the SharedState port: each operation bounded by the store's timeout and
- * answered from this instance's memory when the store fails, healthy providers' breakers mirrored
- * for at most a second, and flight keys hashed before they leave the instance.
+ * A shared store behind the SharedState port: each operation under the instance's StoreGuard
+ * (store-guard.ts: the store's timeout, the search's budget, the back-off) and answered from this
+ * instance's memory when the store fails, healthy providers' breakers mirrored for at most a
+ * second, and flight and caller keys hashed before they leave the instance.
  *
  * Invariants:
- * - No operation throws and none waits past the timeout: a store that fails costs a search at most
- *   one timeout, and none at all until STORE_RETRY_MS later, when one operation tries it again.
- * - A fallback is counted and the instance reads `degraded` with a reason that names no URL, no
- *   address and no secret, until the first operation the store answers.
- * - A search identity reaches the store only as HMAC-SHA-256 under TRACEFETCH_STATE_SECRET.
+ * - No operation throws and none waits past its guard's bound (store-guard.ts).
+ * - A search identity or a caller reaches the store only as HMAC-SHA-256 under
+ *   TRACEFETCH_STATE_SECRET.
  */
 import type { BreakerEvent } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
 import type { LogAsk, LogVerdict } from "../core/search-log.ts";
-import { FLIGHT_LEASE_MS, MAX_MIRROR_AGE_MS, STORE_RETRY_MS } from "../protocol/state-limits.ts";
+import { FLIGHT_LEASE_MS, MAX_MIRROR_AGE_MS } from "../protocol/state-limits.ts";
 import { MemoryState } from "./memory-state.ts";
 import type { SharedStateStatus } from "../protocol/envelope-schema.ts";
 import type { FlightRole, SharedState } from "./shared-state.ts";
-import { type ProbeKind, type ProbeRecord, type StateStore, StoreFailure } from "./state-store.ts";
-import { followFlight, leadFlight, type StoreGuard } from "./flight-roles.ts";
+import type { ProbeKind, ProbeRecord, StateStore } from "./state-store.ts";
+import { followFlight, type GuardedStore, leadFlight } from "./flight-roles.ts";
 import { type Hmac, type HmacPort, keyedHmac } from "../io/digests.ts";
 import type { StoreCalls } from "./answer-cache.ts";
+import { StoreGuard } from "./store-guard.ts";
 
 export type GuardOptions = {
   /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take. */
@@ -35,88 +35,46 @@ export type GuardOptions = {
   wall: () => number;
 };
 
-export class GuardedState implements SharedState, StoreGuard, StoreCalls {
+export class GuardedState implements SharedState, GuardedStore, StoreCalls {
   readonly backend: StateStore["backend"];
   readonly #local: MemoryState;
+  readonly #guard: StoreGuard;
   readonly #mirror = new Map<string, { read: BreakerRead; at: number }>();
   readonly #leads = new Set<() => void>();
-  #fallbacks = 0;
-  /** Why the last operation failed; null while the store answers. */
-  #failure: string | null = null;
-  #retryAt = 0;
   #mac: Hmac | null = null;
 
   constructor(readonly store: StateStore, private readonly options: GuardOptions) {
     this.backend = store.backend;
+    this.#guard = new StoreGuard(options);
     this.#local = new MemoryState({ now: options.now, wall: options.wall });
   }
 
   status(): SharedStateStatus {
-    const { backend } = this;
-    const fallbacks = this.#fallbacks;
-    return this.#failure === null
-      ? { backend, state: "ok", fallbacks }
-      : { backend, state: "degraded", reason: this.#failure, fallbacks };
+    return { backend: this.backend, ...this.#guard.status() };
   }
 
-  /**
-   * One store operation within the timeout (and `extraMs` more, for a read that may wait); its
-   * fallback when the store fails, or at once while it is failing and no retry is due.
-   */
-  async guard<T>(
+  /** One store operation under the guard (store-guard.ts), with its fallback. */
+  guard<T>(
     operation: (signal: AbortSignal) => Promise<T>,
     fallback: () => T | Promise<T>,
     extraMs = 0,
+    budgetMs = Infinity,
   ): Promise<T> {
-    const now = this.options.now();
-    if (this.#failure !== null) {
-      if (now < this.#retryAt) {
-        this.#fallbacks++;
-        return await fallback();
-      }
-      // This operation tries the store; the others meanwhile are answered from memory.
-      this.#retryAt = now + STORE_RETRY_MS;
-    }
-    const limit = this.options.timeoutMs + extraMs;
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const failure = new StoreFailure(`the store did not answer within ${limit} ms`);
-        controller.abort(failure);
-        reject(failure);
-      }, limit);
-    });
-    try {
-      const running = operation(controller.signal);
-      // Past its timeout an operation is abandoned; its failure, if any, is settled here.
-      running.catch(() => {});
-      const value = await Promise.race([running, late]);
-      this.#failure = null;
-      return value;
-    } catch (error) {
-      if (!(error instanceof StoreFailure)) {
-        // An adapter turns its client's errors into StoreFailure: anything else is a fault.
-        console.error("shared state: an operation failed unexpectedly:", error);
-      }
-      this.#fallbacks++;
-      this.#failure = error instanceof StoreFailure ? error.reason : "the store failed";
-      this.#retryAt = this.options.now() + STORE_RETRY_MS;
-      return await fallback();
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.#guard.guard(operation, fallback, extraMs, budgetMs);
   }
 
   /**
-   * One call of the answer cache (redis-cache.ts, durable-cache.ts) under this guard: null when the
-   * store failed, timed out, or is left alone; its failures count and show as the state's.
+   * One call of the answer cache (redis-cache.ts, durable-cache.ts) under the same guard: null
+   * when the store failed, timed out, or is left alone; its failures count and show as the state's.
    */
-  run<T>(call: () => Promise<T>): Promise<T | null> {
-    return this.guard<T | null>(() => call(), () => null);
+  run<T>(call: () => Promise<T>, budgetMs?: number): Promise<T | null> {
+    return this.#guard.run(call, budgetMs);
   }
 
-  breakers(names: readonly string[]): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>> {
+  breakers(
+    names: readonly string[],
+    budgetMs?: number,
+  ): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>> {
     const now = this.options.now();
     const out = new Map<string, BreakerRead>();
     const missing: string[] = [];
@@ -137,6 +95,8 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
         return reads;
       },
       () => this.#local.breakers(missing),
+      0,
+      budgetMs,
     ).then((reads) => {
       for (const [name, read] of reads) out.set(name, read);
       return out;
@@ -185,12 +145,14 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
     );
   }
 
-  async flight(identity: string): Promise<FlightRole | null> {
+  async flight(identity: string, budgetMs?: number): Promise<FlightRole | null> {
     const key = await this.#digest("flight", identity);
     const id = crypto.randomUUID();
     const claimed = await this.guard(
       (signal) => this.store.claimFlight(key, id, FLIGHT_LEASE_MS, signal),
       () => null,
+      0,
+      budgetMs,
     );
     if (claimed === null) return null;
     if (!claimed.lead) return followFlight(this, key, claimed.id);
@@ -206,11 +168,13 @@ export class GuardedState implements SharedState, StoreGuard, StoreCalls {
   }
 
   /** A caller's search log, kept under the HMAC of the caller: a store never reads who it is. */
-  async logSearch(caller: string, ask: LogAsk): Promise<LogVerdict> {
+  async logSearch(caller: string, ask: LogAsk, budgetMs?: number): Promise<LogVerdict> {
     const key = await this.#digest("caller", caller);
     return await this.guard(
       (signal) => this.store.logSearch(key, ask, signal),
       () => this.#local.logSearch(caller, ask),
+      0,
+      budgetMs,
     );
   }
 

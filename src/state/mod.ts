@@ -7,17 +7,19 @@
  * (Workers); the composition root picks one. Beside it, the answer cache (docs/envelope.md, "Cached
  * answers"): the AnswerCache port in answer-cache.ts, in memory, in a Redis of its own choosing
  * (redis-cache.ts) or in Durable Objects (durable-cache.ts), every key under a provider's
- * generation, its calls under the shared state's one guard (GuardedState.run) when there is one.
+ * generation, its calls under the instance's one guard (store-guard.ts), the shared state's when
+ * there is one: one timeout, one back-off, one `shared_state` entry.
  * Each state machine a store keeps is written once: Lua for Redis (redis-scripts.ts), and the pure
- * steps of shard-steps.ts for the Durable Object and the in-process MemoryStore; property tests
- * hold the two to each other.
+ * steps of shard-steps.ts for the Durable Object, the in-process MemoryStore and the memory
+ * adapter; property tests hold the two to each other.
  *
  * Boundary: this folder keeps and shares state and decides nothing about searches; what a breaker
  * step means is src/core's (breaker.ts), when to coalesce or probe is src/gateway's.
  *
  * Invariants:
  * - A store that fails never fails a search: every operation is bounded by the store's timeout
- *   and answered from the instance's memory instead, counted, and reported as `degraded`.
+ *   and by what is left of the search it serves, and answered from the instance's memory instead,
+ *   counted, and reported as `degraded`.
  * - Times that decide anything come from one clock per store (the store's own when shared), never
  *   from instances whose clocks may disagree.
  * - Nothing readable reaches a store: a search is known there by an HMAC digest alone, and only a
@@ -29,4 +31,5 @@ export * from "./shared-state.ts";
 export * from "./state-store.ts";
 export * from "./memory-state.ts";
 export * from "./guarded-state.ts";
+export * from "./store-guard.ts";
 export * from "./answer-cache.ts";

@@ -19,7 +19,7 @@
 import { CACHE_GENERATION_TTL_MS } from "../protocol/state-limits.ts";
 import { RedisConnection, taggedKey } from "./redis-connection.ts";
 import type { RedisTarget } from "./redis-url.ts";
-import { type AnswerCache, CacheCalls, type CacheLookup, type StoreCalls } from "./answer-cache.ts";
+import type { AnswerCache, CacheLookup, StoreCalls } from "./answer-cache.ts";
 import { hex, type Hmac, type HmacPort, keyedHmac } from "../io/digests.ts";
 
 /** The store's time in whole milliseconds, as text, so that no number is formatted by Lua. */
@@ -65,11 +65,11 @@ export type RedisCacheOptions = {
    * Crypto's is a promise, on Node a trip through the thread pool for each of a search's providers.
    */
   mac?: HmacPort | undefined;
-  /** TRACEFETCH_STATE_TIMEOUT_MS: how long one operation may take before it reads as a miss. */
-  timeoutMs: number;
-  now: () => number;
-  /** The shared state's guard, when there is one: the cache's calls run under it. */
-  calls?: StoreCalls | undefined;
+  /**
+   * The instance's one guard (store-guard.ts): the shared state's, or the cache's alone when only
+   * TRACEFETCH_CACHE_URL is set; either way its trouble shows as `shared_state`.
+   */
+  calls: StoreCalls;
 };
 
 export class RedisAnswerCache implements AnswerCache {
@@ -82,7 +82,7 @@ export class RedisAnswerCache implements AnswerCache {
       tracefetchCacheLookup: LOOKUP,
       tracefetchCacheStore: STORE,
     });
-    this.#calls = options.calls ?? new CacheCalls(options.timeoutMs, options.now);
+    this.#calls = options.calls;
   }
 
   /** Why the gateway must not start over this cache (redis-connection.ts), or null. */
@@ -90,13 +90,13 @@ export class RedisAnswerCache implements AnswerCache {
     return this.#redis.startProblem(this.options.setting ?? "TRACEFETCH_CACHE_URL");
   }
 
-  async lookup(provider: string, identity: string | null): Promise<CacheLookup> {
+  async lookup(provider: string, identity: string | null, budgetMs?: number): Promise<CacheLookup> {
     const keys = [this.#key(provider, "generation")];
     if (identity !== null) keys.push(this.#key(provider, `answer:${await this.#hmac(identity)}`));
     const reply = await this.#run("tracefetchCacheLookup", keys, [
       hex(crypto.getRandomValues(new Uint8Array(16))),
       CACHE_GENERATION_TTL_MS,
-    ]);
+    ], budgetMs);
     if (!Array.isArray(reply) || typeof reply[0] !== "string") {
       return { generation: null, found: null };
     }
@@ -148,14 +148,19 @@ export class RedisAnswerCache implements AnswerCache {
   }
 
   /** One command within the timeout; null when it failed, timed out, or the store is left alone. */
-  #run(name: string, keys: string[], args: Array<string | number>): Promise<unknown> {
+  #run(
+    name: string,
+    keys: string[],
+    args: Array<string | number>,
+    budgetMs?: number,
+  ): Promise<unknown> {
     return this.#calls.run(() => {
       if (name.startsWith("tracefetch")) return this.#redis.script(name, keys, args);
       // Plain commands take their key as an argument.
       const client = this.#redis.client as unknown as Record<string, Call>;
       const command = client[name] as Call;
       return this.#redis.send(() => command.call(client, ...keys, ...args));
-    });
+    }, budgetMs);
   }
 
   /** An identity's digest in the store: HMAC-SHA-256 under the state's secret, in hex. */

@@ -36,8 +36,10 @@ export const REDIS_OPTIONS = {
   // Every reply here is a string, an integer or an array, alike in RESP2 and RESP3; RESP2 needs
   // no HELLO, so servers before Redis 6 and proxies speak it too.
   protocol: 2,
-  // A search's calls start in one turn: sent as one write, answered in one read.
-  enableAutoPipelining: true,
+  // Each command is written at once: a search's calls, started in one turn, leave together. Not
+  // ioredis's auto-pipelining, which holds every command behind the batch still in flight, so
+  // one search's (or a finished search's background writes) would cost the next a round trip.
+  enableAutoPipelining: false,
 } satisfies RedisOptions;
 
 type ScriptCall = (...args: Array<string | number>) => Promise<unknown>;

@@ -51,7 +51,7 @@ export class RedisStore implements StateStore {
   }
 
   async breakers(names: readonly string[]): Promise<Map<string, BreakerRead>> {
-    // One call per provider (each its own hash tag), sent together by the client's pipelining.
+    // One call per provider (each its own hash tag), all written at once: one round trip.
     const reads = await Promise.all(names.map(async (name) => {
       const reply = await this.#script("tracefetchBreakers", [this.#provider(name, "breaker")], []);
       if (!Array.isArray(reply) || reply.length !== 2) throw unreadable();

@@ -72,14 +72,39 @@ const INDEX_DIGITS = 8;
 
 const eventKey = (index: number) => `${EVENT}${String(index).padStart(INDEX_DIGITS, "0")}`;
 
-export function readBreaker(kv: ShardKv, now: number): BreakerRead {
-  return { breaker: kv.get<StoredBreaker>(BREAKER)?.breaker ?? null, now, wall: now };
+/**
+ * A ShardKv over a plain map, for a holder in this process that keeps its values to itself (the
+ * memory adapter): no copies, keys listed in order.
+ */
+export function mapKv(map = new Map<string, unknown>()): ShardKv {
+  return {
+    get: <T>(key: string) => map.get(key) as T | undefined,
+    put: (key, value) => void map.set(key, value),
+    delete: (key) => map.delete(key),
+    list: <T>(options: Parameters<ShardKv["list"]>[0] = {}) => {
+      const { prefix = "", start = "", reverse = false, limit = Infinity } = options;
+      const keys = [...map.keys()].filter((key) => key.startsWith(prefix) && key >= start).sort();
+      if (reverse) keys.reverse();
+      return keys.slice(0, limit).map((key) => [key, map.get(key)] as [string, T]);
+    },
+  };
 }
 
-export function stepBreaker(kv: ShardKv, now: number, event: BreakerEvent, claimMs: number) {
+/** The breaker; `wall` is the wall clock's moment, the store's own clock (`now`) unless given. */
+export function readBreaker(kv: ShardKv, now: number, wall = now): BreakerRead {
+  return { breaker: kv.get<StoredBreaker>(BREAKER)?.breaker ?? null, now, wall };
+}
+
+export function stepBreaker(
+  kv: ShardKv,
+  now: number,
+  event: BreakerEvent,
+  claimMs: number,
+  wall = now,
+) {
   const before = kv.get<StoredBreaker>(BREAKER)?.breaker ?? null;
-  const { breaker, effect } = breakerStep(before, event, { now, wall: now }, claimMs);
-  const result = { effect, read: { breaker, now, wall: now } };
+  const { breaker, effect } = breakerStep(before, event, { now, wall }, claimMs);
+  const result = { effect, read: { breaker, now, wall } };
   if (breaker === before) return { result };
   if (breaker === null) {
     kv.delete(BREAKER);

@@ -1,7 +1,8 @@
 /**
  * SharedState: what gateway instances share, as one port with an adapter per store (memory, Redis,
- * Durable Objects), chosen by the composition root. Every operation is async and bounded by the
- * store's timeout; an adapter that cannot reach its store answers from the instance's own memory
+ * Durable Objects), chosen by the composition root. An operation the memory adapter answers at
+ * once returns its value (`T | Promise<T>`), so the default path waits for nothing; a store's is
+ * bounded by the store's timeout and by what is left of the search it serves; an adapter that cannot reach its store answers from the instance's own memory
  * for that operation, counts the fallback, and reports itself degraded until an operation succeeds
  * again. No operation throws past the port, and no search fails because of the store.
  */
@@ -36,8 +37,14 @@ export interface SharedState {
   readonly backend: StateBackend;
   status(): SharedStateStatus;
 
-  /** The breakers of these providers, mirrored at most MAX_MIRROR_AGE_MS; sync when fresh. */
-  breakers(names: readonly string[]): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>>;
+  /**
+   * The breakers of these providers, mirrored at most MAX_MIRROR_AGE_MS; sync when fresh. Here and
+   * below, `budgetMs` is what is left of the search an operation serves: a store gets no longer.
+   */
+  breakers(
+    names: readonly string[],
+    budgetMs?: number,
+  ): Map<string, BreakerRead> | Promise<Map<string, BreakerRead>>;
   /**
    * Applies one event to a provider's breaker atomically; `claimMs` bounds a probe claim. The
    * memory adapter answers at once, in the same turn; a store's adapter, later.
@@ -49,23 +56,32 @@ export interface SharedState {
   ): BreakerEffect | Promise<BreakerEffect>;
 
   /** A describe or health answer another caller or instance stored, if any is fresh. */
-  probeResult(kind: ProbeKind, name: string, maxAgeMs: number): Promise<ProbeRecord | null>;
+  probeResult(
+    kind: ProbeKind,
+    name: string,
+    maxAgeMs: number,
+  ): ProbeRecord | null | Promise<ProbeRecord | null>;
   /** Claims the right to ask a provider for `ms`: one instance asks while the others wait. */
-  leaseProbe(kind: ProbeKind, name: string, ms: number): Promise<boolean>;
-  storeProbeResult(kind: ProbeKind, name: string, value: unknown, ttlMs: number): Promise<void>;
+  leaseProbe(kind: ProbeKind, name: string, ms: number): boolean | Promise<boolean>;
+  storeProbeResult(
+    kind: ProbeKind,
+    name: string,
+    value: unknown,
+    ttlMs: number,
+  ): void | Promise<void>;
 
   /**
    * Takes part in the flight of a search identity, which reaches a store only as its HMAC digest:
    * leads it, or follows the instance that does. Null: not shared (memory, or a store that failed).
    */
-  flight(key: string): Promise<FlightRole | null>;
+  flight(key: string, budgetMs?: number): FlightRole | null | Promise<FlightRole | null>;
 
   /**
    * Logs one search of `caller` (src/core/search-log.ts) when every limit `ask` names admits it,
    * counting what every instance logged; else refuses it with the wait. The caller (a token's
    * `sub` or a client address) reaches a store only as its HMAC digest.
    */
-  logSearch(caller: string, ask: LogAsk): Promise<LogVerdict>;
+  logSearch(caller: string, ask: LogAsk, budgetMs?: number): LogVerdict | Promise<LogVerdict>;
 
   /** Lets go of the store's connections. */
   close(): Promise<void>;
