@@ -64,6 +64,7 @@ describe("fetch and verify requests", () => {
         max_chars: DEFAULT_FETCH_CHARS,
         timeout_ms: 10_000,
         include_raw: false,
+        max_passages: 3,
       },
     });
     const code = (text: string) => {
