@@ -46,7 +46,7 @@ const ALLOWED: Record<string, string> = {
   "src/evidence/robots-check.ts: if (status >= 400 && status < 500) {": "robots.txt's 4xx",
   // OpenTelemetry's HTTP server span conventions: a 5xx answer sets `error.type`; a span attribute,
   // never an outcome's code.
-  "src/observe/otel-tracing.ts: if (status >= 500) span.setAttribute(ATTR_ERROR_TYPE, String(status));":
+  "src/observe/otel-tracing.ts: if (status >= 500) this.span.fail(String(status));":
     "a server span's error.type",
   // MCP Streamable HTTP: a 404 to a request carrying a session id means the session is gone, and
   // the client opens another; it is never a search's outcome.

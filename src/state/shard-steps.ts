@@ -20,14 +20,7 @@
  */
 import { type Breaker, type BreakerEvent, breakerStep } from "../core/breaker.ts";
 import type { BreakerRead } from "../core/suspension.ts";
-import {
-  EMPTY_LOG,
-  type LogAsk,
-  logUntil,
-  type LogVerdict,
-  type SearchLog,
-  searchLogStep,
-} from "../core/search-log.ts";
+import type { SearchLog } from "../core/search-log.ts";
 import { STORED_BREAKER_IDLE_MS } from "../protocol/state-limits.ts";
 import type { FlightProgress, ProbeKind, ProbeRecord } from "./state-store.ts";
 
@@ -59,14 +52,15 @@ export type Step<T> = {
 type StoredBreaker = { breaker: Breaker; keep: number };
 type StoredProbe = ProbeRecord & { expires: number };
 type Flight = { id: string; until: number; waited: boolean };
-type StoredLog = { log: SearchLog; until: number };
+/** One caller's log as stored (log-step.ts writes it). */
+export type StoredLog = { log: SearchLog; until: number };
 
 const BREAKER = "breaker";
 const PROBE = "probe:";
 const LEASE = "lease:";
 const FLIGHT = "flight";
 const EVENT = "event:";
-const CALLER = "caller:";
+export const CALLER = "caller:";
 /** Digits of an event's index in its key: more than any flight publishes. */
 const INDEX_DIGITS = 8;
 
@@ -235,16 +229,6 @@ export function flightProgress(
   // An orphaned flight's events are no one's to read: its followers run the search themselves.
   if (now >= flight.until) return { progress: { events: [], state: "orphaned" }, until: now };
   return { progress: { events: storedEvents(kv, from), state: "running" }, until: flight.until };
-}
-
-export function logSearch(kv: ShardKv, now: number, key: string, ask: LogAsk): Step<LogVerdict> {
-  const before = kv.get<StoredLog>(CALLER + key)?.log ?? EMPTY_LOG;
-  const { log, verdict } = searchLogStep(before, now, ask);
-  // A refusal writes nothing.
-  if (!verdict.admitted) return { result: verdict };
-  const until = logUntil(log, ask);
-  kv.put(CALLER + key, { log, until } satisfies StoredLog);
-  return { result: verdict, sweepBy: until };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { BreakerEvent } from "../core/breaker.ts";
 import type { LogAsk, LogVerdict } from "../core/search-log.ts";
 import { FLIGHT_ENDED_KEEP_MS, FLIGHT_READ_WAIT_MS } from "../protocol/state-limits.ts";
 import * as steps from "./shard-steps.ts";
+import { logSearch } from "./log-step.ts";
 import type { FlightProgress, ProbeKind } from "./state-store.ts";
 
 /** A Durable Object's storage, as far as a shard uses it. */
@@ -101,7 +102,7 @@ export class StateShard {
   }
 
   logSearch(key: string, ask: LogAsk): Promise<LogVerdict> {
-    return this.#after(steps.logSearch(this.storage.kv, this.clocks.now(), key, ask));
+    return this.#after(logSearch(this.storage.kv, this.clocks.now(), key, ask));
   }
 
   alarm(): Promise<void> {
