@@ -28,18 +28,9 @@ export async function connectCommand(args: string[], ctx: CliContext): Promise<R
   const argv = parseCommandArgs("connect", "connect", args, ctx, {
     "token-env": { type: "string" },
     yes: { type: "boolean", short: "y" },
-  });
+  }, { one: { message: () => "give the gateway URL: tracefetch connect URL", field: "gateway" } });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
-  if (positionals.length !== 1) {
-    return problemReply(
-      "connect",
-      "invalid_field",
-      requestId,
-      "give the gateway URL: tracefetch connect URL",
-      "gateway",
-    );
-  }
   const url = parseGatewayUrl(positionals[0] as string);
   if (!url.ok) return problemReply("connect", "invalid_field", requestId, url.message, "gateway");
   const tokenEnv = values["token-env"] ?? DEFAULT_TOKEN_ENV;

@@ -22,7 +22,7 @@ import { concatBytes, decodeUtf8, readBounded } from "../io/bounded-reader.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { displayUrl, resolveTarget, unreachableHint } from "./resolve-target.ts";
-import { problemReply, requestProblemReply } from "./usage-reply.ts";
+import { requestProblemReply } from "./usage-reply.ts";
 
 /** The crawl's longest run and a minute for the gateway around it (its slowest page's fetch). */
 const GATEWAY_CRAWL_TIMEOUT_MS = MAX_CRAWL_DURATION_MS + 60_000;
@@ -33,18 +33,9 @@ export async function crawlCommand(args: string[], ctx: CliContext): Promise<Rep
     "max-pages": { type: "string" },
     "max-depth": { type: "string" },
     query: { type: "string" },
-  });
+  }, { one: { message: (n) => `crawl takes one URL (got ${n} argument(s))`, field: "url" } });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
-  if (positionals.length !== 1) {
-    return problemReply(
-      "crawl",
-      "invalid_field",
-      ctx.requestId,
-      `crawl takes one URL (got ${positionals.length} argument(s))`,
-      "url",
-    );
-  }
   const input: Record<string, unknown> = { url: positionals[0] };
   if (values["max-pages"] !== undefined) input.max_pages = numberFromText(values["max-pages"]);
   if (values["max-depth"] !== undefined) input.max_depth = numberFromText(values["max-depth"]);

@@ -21,7 +21,7 @@ import { callGateway } from "./call-gateway.ts";
 import type { Paint } from "./paint.ts";
 import { parseCommandArgs } from "./parse-command-args.ts";
 import { displayUrl, resolveTarget, type Target, unreachableHint } from "./resolve-target.ts";
-import { problemReply, requestProblemReply } from "./usage-reply.ts";
+import { requestProblemReply } from "./usage-reply.ts";
 import { writeBundle } from "./evidence-bundle.ts";
 
 export async function fetchCommand(args: string[], ctx: CliContext): Promise<Reply> {
@@ -32,18 +32,9 @@ export async function fetchCommand(args: string[], ctx: CliContext): Promise<Rep
     "max-chars": { type: "string" },
     "max-age-seconds": { type: "string" },
     "timeout-ms": { type: "string" },
-  });
+  }, { one: { message: (n) => `fetch takes one URL (got ${n} argument(s))`, field: "url" } });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
-  if (positionals.length !== 1) {
-    return problemReply(
-      "fetch",
-      "invalid_field",
-      ctx.requestId,
-      `fetch takes one URL (got ${positionals.length} argument(s))`,
-      "url",
-    );
-  }
   const input: Record<string, unknown> = { url: positionals[0] };
   if (values.format !== undefined) input.format = values.format;
   for (

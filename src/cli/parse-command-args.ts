@@ -8,7 +8,7 @@ import type { Command } from "../protocol/codes.ts";
 import type { CliContext, Reply } from "./cli-context.ts";
 import { HELP } from "./help-text.ts";
 import { tryParseArgs } from "./try-parse-args.ts";
-import { requestProblemReply } from "./usage-reply.ts";
+import { problemReply, requestProblemReply } from "./usage-reply.ts";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -24,9 +24,17 @@ export type CommandArgs<O extends Options> =
   | { ok: true; values: Parsed<O>["values"]; positionals: string[] }
   | { ok: false; reply: Reply };
 
+/** A command that takes exactly one positional argument: the refusal of any other count. */
+export type OnePositional = {
+  /** The refusal's message, given how many arguments came. */
+  message: (count: number) => string;
+  field?: string;
+};
+
 /**
  * `name` is the command as typed (its help topic, and what a refusal points to); `command` the
- * envelope's. Without `positionals`, any positional argument is refused.
+ * envelope's. Without `positionals`, any positional argument is refused; with `one`, any count but
+ * one is refused `invalid_field`.
  */
 export function parseCommandArgs<O extends Options>(
   name: string,
@@ -34,7 +42,7 @@ export function parseCommandArgs<O extends Options>(
   args: string[],
   ctx: Pick<CliContext, "requestId">,
   options: O,
-  { positionals = true }: { positionals?: boolean } = {},
+  { positionals = true, one }: { positionals?: boolean; one?: OnePositional } = {},
 ): CommandArgs<O> {
   const argv = tryParseArgs(name, () =>
     parseArgs({
@@ -49,6 +57,13 @@ export function parseCommandArgs<O extends Options>(
   const { values, positionals: given } = argv.parsed;
   if ((values as { help?: boolean }).help) {
     return { ok: false, reply: { kind: "document", stdout: HELP[name] ?? "", exitCode: 0 } };
+  }
+  if (one !== undefined && given.length !== 1) {
+    const message = one.message(given.length);
+    return {
+      ok: false,
+      reply: problemReply(command, "invalid_field", ctx.requestId, message, one.field),
+    };
   }
   return { ok: true, values: values as Parsed<O>["values"], positionals: given };
 }

@@ -23,17 +23,14 @@ export async function verifyCommand(args: string[], ctx: CliContext): Promise<Re
   const argv = parseCommandArgs("verify", "verify", args, ctx, {
     quote: { type: "string" },
     jwks: { type: "string" },
+  }, {
+    one: {
+      message: (n) =>
+        `verify takes one bundle folder, written by tracefetch fetch --out (got ${n} argument(s))`,
+    },
   });
   if (!argv.ok) return argv.reply;
   const { values, positionals } = argv;
-  if (positionals.length !== 1) {
-    return problemReply(
-      "verify",
-      "invalid_field",
-      ctx.requestId,
-      `verify takes one bundle folder, written by tracefetch fetch --out (got ${positionals.length} argument(s))`,
-    );
-  }
   const dir = positionals[0] as string;
   let bundle;
   try {
