@@ -1,11 +1,13 @@
 /**
  * The extractor's rules for pages whose markup misleads a reader by names: an article wrapped in
  * an element named like chrome, an article split in parts named alike, a share bar repeated under
- * each part beside text the article itself repeats, and a picture's link read as plain text.
+ * each part beside text the article itself repeats, a picture's link read as plain text, and a page
+ * where no element holds the article.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { extractPage } from "../src/evidence/extract-page.ts";
+import { htmlToMarkdown } from "../src/evidence/html-to-markdown.ts";
 
 const prose = (topic: string, n: number) =>
   Array.from(
@@ -106,5 +108,25 @@ describe("extractor rules on misleading names", () => {
     assert.ok(content.includes("The price dropped to its lowest yet"), content);
     assert.ok(!content.includes("r.example"), content);
     assert.ok(!content.includes("]("), content);
+  });
+
+  it("asks Readability when no element holds the article and our pick is the page", async () => {
+    // Teasers with a summary each hold prose too: the article holds less than half the page's, and
+    // the walk down from the body stops at the page's wrapper, which holds long prose, few links.
+    const teasers = (n: number) =>
+      `<ul>${
+        Array.from(
+          { length: 6 },
+          (_, i) =>
+            `<li><a href="/story-${n}-${i}">Story ${n}-${i}</a> is summed up by a teaser in a sentence ` +
+            `that is long enough to be prose.</li>`,
+        ).join("")
+      }</ul>`;
+    const html = `<html><body><div id="page"><div>${prose("Story", 7)}</div>${teasers(1)}${
+      teasers(2)
+    }${teasers(3)}</div></body></html>`;
+    const { markdown, by } = htmlToMarkdown(html, new URL("https://site.example/post"));
+    assert.equal(by, "readability");
+    assert.ok(markdown.includes("Story paragraph 7 says"), markdown);
   });
 });
