@@ -2,7 +2,7 @@
  * The extractor's rules for pages whose markup misleads a reader by names: an article wrapped in
  * an element named like chrome, an article split in parts named alike, a share bar repeated under
  * each part beside text the article itself repeats, a picture's link read as plain text, and a page
- * where no element holds the article.
+ * where no element holds the article; and a sign-off asking to follow the site on a social network.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -128,5 +128,21 @@ describe("extractor rules on misleading names", () => {
     const { markdown, by } = htmlToMarkdown(html, new URL("https://site.example/post"));
     assert.equal(by, "readability");
     assert.ok(markdown.includes("Story paragraph 7 says"), markdown);
+  });
+
+  it("drops a sign-off asking to follow on a social network, in English and German", async () => {
+    const long =
+      `<p>The mayor told residents to follow the council on Facebook for road closures, and ` +
+      `then spent ten minutes explaining why the bridge would stay shut until spring, what the repairs ` +
+      `would cost, and which of the two ferries would run on weekends while the work went on.</p>`;
+    const { content } = await extract(
+      `<div class="entry-content">${prose("News", 5)}${long}` +
+        `<p>Jane Roe's book is out now. Follow her on Twitter @janeroe.</p>` +
+        `<p>Folgen Sie uns auf Instagram und Facebook.</p></div>`,
+    );
+    assert.ok(content.includes("News paragraph 5 says"), content);
+    assert.ok(content.includes("follow the council on Facebook"), content);
+    assert.ok(!content.includes("Follow her on Twitter"), content);
+    assert.ok(!content.includes("Folgen Sie uns"), content);
   });
 });

@@ -134,7 +134,10 @@ export function pruneContent(root: Element, repeated: ReadonlySet<string>, title
         linkShare(s) > LINK_BLOCK_SHARE;
       const echoed = REPEAT_BLOCKS.has(child.tagName) && s.text <= REPEATED_MAX_CHARS &&
         linkShare(s) > MAX_PARAGRAPH_LINK_SHARE && repeated.has(normal(child.textContent ?? ""));
-      if (linky || echoed || label(child, s.text) || pictured(child, s.text)) doomed.push(child);
+      if (
+        linky || echoed || label(child, s.text) || pictured(child, s.text) ||
+        followCall(child, s.text)
+      ) doomed.push(child);
       else visit(child);
     }
   };
@@ -168,6 +171,24 @@ function label(element: Element, length: number): boolean {
   const original = (element.textContent ?? "").trim();
   if (DATELINE.test(original)) return true;
   return DATE.test(text) && (text.match(/[\p{L}\p{N}]+/gu) ?? []).length <= DATE_MAX_WORDS;
+}
+
+/**
+ * A block of at most this many characters that asks the reader to follow someone on a social
+ * network ("Follow us on Twitter @site", "Folgen Sie uns auf Instagram") is the site's or the
+ * author's sign-off, not the article: a sign-off is a sentence or two, with an address or a book
+ * at most (those of the tuning half's pages held 55 to 212 characters), while a paragraph of an
+ * article that happens to say so says more.
+ */
+export const FOLLOW_MAX_CHARS = 220;
+
+const FOLLOW =
+  /\b(?:follow|folgen?|suivez|sigue|síguenos|siga|seguici|segui|volg)\b[^.!?\n]{0,40}?\b(?:on|at|auf|sur|en|su|no|op)\s+(?:twitter|facebook|instagram|youtube|linkedin|tiktok|telegram|threads|mastodon|bluesky|whatsapp)\b|(?:подписывайтесь|следите)[^.!?\n]{0,40}?(?:telegram|вконтакте|twitter|youtube|телеграм)/iu;
+
+/** A sign-off asking to follow someone on a social network (FOLLOW_MAX_CHARS). */
+function followCall(element: Element, length: number): boolean {
+  return length <= FOLLOW_MAX_CHARS && REPEAT_BLOCKS.has(element.tagName) &&
+    FOLLOW.test(element.textContent ?? "");
 }
 
 /**
