@@ -2,7 +2,8 @@
  * The extractor's rules for pages whose markup misleads a reader by names: an article wrapped in
  * an element named like chrome, an article split in parts named alike, a share bar repeated under
  * each part beside text the article itself repeats, a picture's link read as plain text, and a page
- * where no element holds the article; and a sign-off asking to follow the site on a social network.
+ * where no element holds the article; a sign-off asking to follow the site on a social network, and
+ * the rest of an article folded under a block named 'more'.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -144,5 +145,14 @@ describe("extractor rules on misleading names", () => {
     assert.ok(content.includes("follow the council on Facebook"), content);
     assert.ok(!content.includes("Follow her on Twitter"), content);
     assert.ok(!content.includes("Folgen Sie uns"), content);
+  });
+
+  it("keeps the rest of an article the page folds under a 'more' block", async () => {
+    const { content } = await extract(
+      `<div class="entry-content">${prose("Shown", 6)}<div class="read-more-content">${
+        prose("Folded", 4)
+      }</div></div>`,
+    );
+    assert.ok(content.includes("Folded paragraph 4 says"), content);
   });
 });

@@ -86,7 +86,6 @@ const CHROME_WORDS = new Set([
   "masthead",
   "menu",
   "modal",
-  "more",
   "nav",
   "navbar",
   "navigation",
