@@ -86,7 +86,6 @@ const CHROME_WORDS = new Set([
   "masthead",
   "menu",
   "modal",
-  "more",
   "nav",
   "navbar",
   "navigation",
@@ -128,15 +127,56 @@ const CHROME_WORDS = new Set([
 ]);
 
 /**
+ * A container whose class, id or `itemprop` names it the article's body is taken when it holds at
+ * least this share of the prose: the name is better evidence than our measures, and the rest of
+ * the prose is then teasers and comments (a listing's cards each hold far less). An element that
+ * holds such a container is never chrome, whatever its own name says (`entry author-jane`,
+ * `content-with-sidebar`, `widget Blog`, a form around the whole page).
+ */
+export const BODY_NAMED_SHARE = 0.3;
+
+/**
+ * Class or id of an article's body: `article-body`, `storyContent`, `entry-content`, `post_text`,
+ * and Drupal's body field (`field-name-body`, `field--name-body`).
+ */
+const ARTICLE_NAME =
+  /(?:^|[\s_-])(?:article|story|post|entry|blog|news|main|page)[\s_-]?(?:body|content|text)(?:$|[\s_-])|(?:^|[\s_-])(?:articleBody|storyBody|postBody|entryContent|articleContent|storyContent|postContent|bodyText|articleText)(?:$|[\s_-])|(?:^|\s)field--?name-body(?:$|\s)/i;
+
+/** Whether an element's `itemprop`, class or id names it the article's body. */
+export function namesArticleBody(element: Element): boolean {
+  if (element.getAttribute("itemprop") === "articleBody") return true;
+  return ARTICLE_NAME.test(
+    `${element.getAttribute("class") ?? ""} ${element.getAttribute("id") ?? ""}`,
+  );
+}
+
+/** An article body by its name, or an `<article>`, `<main>` or `role="main"`. */
+function namesContent(element: Element): boolean {
+  return element.tagName === "ARTICLE" || element.tagName === "MAIN" ||
+    element.getAttribute("role") === "main" || namesArticleBody(element);
+}
+
+/**
  * A named element holding more than this share of the page's prose is the content itself,
  * whatever its name: the chrome a name points at (a share bar, a cookie notice, a related list)
  * never holds half of an article.
  */
 export const KEEP_NAMED_SHARE = 0.5;
 
+/**
+ * Classes a blog engine puts on a post's wrapper to name its taxonomy (WordPress marks the wrapper
+ * `hentry` or `status-publish` and adds `category-<slug>`, `tag-<slug>`, `author-<slug>`): their
+ * words are the post's topics and author (`category-advertising`, `author-jane`), not what the
+ * element is.
+ */
+const POST_MARKS = /(?:^|\s)(?:hentry|status-publish)(?:\s|$)/;
+const TAXONOMY_CLASS = /(?:^|\s)(?:category|tag|author)-\S*/g;
+
 /** The words of an element's class and id, lower-cased, camelCase cut apart. */
 export function nameWords(element: Element): string[] {
-  const name = `${element.getAttribute("class") ?? ""} ${element.getAttribute("id") ?? ""}`;
+  let classes = element.getAttribute("class") ?? "";
+  if (POST_MARKS.test(classes)) classes = classes.replace(TAXONOMY_CLASS, " ");
+  const name = `${classes} ${element.getAttribute("id") ?? ""}`;
   if (name.trim() === "") return [];
   return name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/);
 }
@@ -165,21 +205,33 @@ export function isChrome(element: Element): boolean {
 
 /**
  * Removes the chrome under `root` (root itself never), keeping named elements that hold more than
- * KEEP_NAMED_SHARE of the prose measured in `stats`.
+ * KEEP_NAMED_SHARE of the prose measured in `stats`, or of the article body they are in, and those
+ * that hold the content (a named body, an `<article>`, a `<main>` with BODY_NAMED_SHARE of it).
  */
 export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): void {
   const total = stats.get(root)?.mass ?? 0;
+  const bodies: Element[] = [];
+  for (const [element, { mass }] of stats) {
+    if (element !== root && mass > 0 && mass >= BODY_NAMED_SHARE * total && namesContent(element)) {
+      bodies.push(element);
+    }
+  }
   const doomed: Element[] = [];
-  const visit = (element: Element) => {
+  // `scope`: the prose of the innermost article body around (the root's, outside any): a wrapper
+  // named `widget` inside the body, holding most of it, is the body's own markup.
+  const visit = (element: Element, scope: number) => {
     for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
-      if (isChrome(child) && !holdsContent(child, stats, total)) doomed.push(child);
-      else visit(child);
+      const mass = stats.get(child)?.mass ?? 0;
+      if (isChrome(child) && !holdsContent(child, mass, scope)) doomed.push(child);
+      else visit(child, mass >= BODY_NAMED_SHARE * total && namesArticleBody(child) ? mass : scope);
     }
   };
-  visit(root);
+  // A hidden element is kept only by the page's measure: one holding an article body is a copy the
+  // page keeps for later (a print or modal view of the same text), not the text it shows.
+  const holdsContent = (element: Element, mass: number, scope: number) =>
+    mass > KEEP_NAMED_SHARE * total ||
+    !hidden(element) &&
+      (mass > KEEP_NAMED_SHARE * scope || bodies.some((body) => element.contains(body)));
+  visit(root, total);
   for (const element of doomed) element.remove();
-}
-
-function holdsContent(element: Element, stats: ReadonlyMap<Element, Stats>, total: number) {
-  return total > 0 && (stats.get(element)?.mass ?? 0) > KEEP_NAMED_SHARE * total;
 }

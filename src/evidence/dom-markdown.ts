@@ -116,6 +116,18 @@ function turndown(): TurndownService {
     filter: (node) => node.nodeName === "A" && holdsBlock(node as Element),
     replacement: (content) => `\n\n${content.trim()}\n\n`,
   });
+  // A link around a picture alone (the picture in a wrapper turndown reads as a block) is written
+  // on one line, so that format `text` can take it off whole rather than leave its address.
+  made.addRule("pictureLink", {
+    filter: (node) =>
+      node.nodeName === "A" && (node.textContent ?? "").trim() === "" &&
+      !holdsBlock(node as Element),
+    replacement: (content, node) => {
+      const picture = content.replace(/\s+/g, " ").trim();
+      const href = (node as Element).getAttribute("href");
+      return picture === "" ? "" : href === null ? picture : `[${picture}](${href})`;
+    },
+  });
   made.addRule("caption", {
     filter: (node) => node.nodeName === "CAPTION",
     replacement: (content) => `\n\n${content.trim()}\n\n`,

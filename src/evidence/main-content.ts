@@ -7,7 +7,7 @@
  * body into the child holding the most prose while that child holds COVER_SHARE of it, and stops
  * at the body itself (the baseline) when no child does.
  */
-import { dropChrome } from "./boilerplate.ts";
+import { BODY_NAMED_SHARE, dropChrome, namesArticleBody } from "./boilerplate.ts";
 import { measure, type Stats } from "./content-stats.ts";
 
 /**
@@ -16,13 +16,6 @@ import { measure, type Stats } from "./content-stats.ts";
  * and 0.9 scored lower on the tuning half of the extraction benchmark; 0.4 to 0.6 the same).
  */
 export const COVER_SHARE = 0.5;
-
-/**
- * A container whose class, id or `itemprop` names it the article's body is taken when it holds at
- * least this share of the prose: the name is better evidence than our measures, and the rest of
- * the prose is then teasers and comments (a listing's cards each hold far less).
- */
-export const BODY_NAMED_SHARE = 0.3;
 
 /**
  * An `<article>`, `<main>` or `role="main"` is taken when it holds at least this share: those tags
@@ -36,10 +29,6 @@ export const TAG_NAMED_SHARE = 0.6;
  */
 export const INNER_NAMED_SHARE = 0.8;
 
-/** Class or id of an article's body: `article-body`, `storyContent`, `entry-content`, `post_text`. */
-const ARTICLE_NAME =
-  /(?:^|[\s_-])(?:article|story|post|entry|blog|news|main|page)[\s_-]?(?:body|content|text)(?:$|[\s_-])|(?:^|[\s_-])(?:articleBody|storyBody|postBody|entryContent|articleContent|storyContent|postContent|bodyText|articleText)(?:$|[\s_-])/i;
-
 export type Candidate = {
   root: Element;
   stats: ReadonlyMap<Element, Stats>;
@@ -48,9 +37,7 @@ export type Candidate = {
 
 /** The share of prose a named container must hold, or null for an element not named so. */
 function namedShare(element: Element): number | null {
-  if (element.getAttribute("itemprop") === "articleBody") return BODY_NAMED_SHARE;
-  const name = `${element.getAttribute("class") ?? ""} ${element.getAttribute("id") ?? ""}`;
-  if (ARTICLE_NAME.test(name)) return BODY_NAMED_SHARE;
+  if (namesArticleBody(element)) return BODY_NAMED_SHARE;
   const tag = element.tagName;
   if (tag === "ARTICLE" || tag === "MAIN" || element.getAttribute("role") === "main") {
     return TAG_NAMED_SHARE;
@@ -75,7 +62,7 @@ export function mainContent(body: Element): Candidate {
     const inner = named.filter(({ element, mass }) =>
       mass >= INNER_NAMED_SHARE * outer.mass && outer.element.contains(element)
     ).at(-1) ?? outer;
-    return { root: inner.element, stats, by: "named" };
+    return { root: joinedParts(inner.element, stats), stats, by: "named" };
   }
   let current = body;
   for (;;) {
@@ -92,4 +79,24 @@ export function mainContent(body: Element): Candidate {
     current = next;
   }
   return { root: current, stats, by: "cover" };
+}
+
+/**
+ * The named container, or its parent when the page split the article into parts named alike (a
+ * class on each paragraph, a body cut in two around an advertisement): a sibling with the same
+ * class that holds prose is another part of the same text.
+ */
+function joinedParts(element: Element, stats: ReadonlyMap<Element, Stats>): Element {
+  const name = element.getAttribute("class")?.trim() ?? "";
+  const parent = element.parentElement;
+  if (name === "" || parent === null) return element;
+  for (
+    let sibling = parent.firstElementChild;
+    sibling !== null;
+    sibling = sibling.nextElementSibling
+  ) {
+    if (sibling === element || sibling.getAttribute("class")?.trim() !== name) continue;
+    if ((stats.get(sibling)?.mass ?? 0) > 0) return parent;
+  }
+  return element;
 }

@@ -1,12 +1,12 @@
 /// <reference lib="dom" />
 /**
  * Boilerplate inside a chosen main content, whichever candidate chose it: chrome by name, blocks
- * that are mostly links (teaser lists, tag clouds, "read more" lines), short blocks the page repeats
- * (a share bar under every paragraph, a menu printed twice), and the page's title repeated as its
- * first heading (the answer's `title` carries it).
+ * that are mostly links (teaser lists, tag clouds, "read more" lines), short blocks of links the page
+ * repeats (a share bar under every paragraph, a menu printed twice), and the page's title repeated as
+ * its first heading (the answer's `title` carries it).
  */
 import { dropChrome, nameWords } from "./boilerplate.ts";
-import { holds, linkShare, measure } from "./content-stats.ts";
+import { holds, linkShare, MAX_PARAGRAPH_LINK_SHARE, measure } from "./content-stats.ts";
 
 /**
  * A block whose link text is more than this share of its text is a list of links, not prose. An
@@ -16,9 +16,11 @@ import { holds, linkShare, measure } from "./content-stats.ts";
 export const LINK_BLOCK_SHARE = 0.7;
 
 /**
- * A block of fewer characters than this that the page repeats, and that holds a link, is chrome (a
- * share bar, a "back to top", a menu); longer repeated text is a quoted passage, and repeated text
- * without links is the article's own (the same subheading in each day of a plan), both kept.
+ * A block of fewer characters than this that the page repeats, and that is mostly links (more than
+ * MAX_PARAGRAPH_LINK_SHARE of it), is chrome (a share bar, a "back to top", a menu); longer repeated
+ * text is a quoted passage, and repeated text that is mostly words is the article's own (the same
+ * ingredient line in each day of a meal plan, a "See it now: Amazon" under each product, a lead
+ * paragraph the page also shows as a teaser), all kept.
  */
 export const REPEATED_MAX_CHARS = 120;
 
@@ -131,8 +133,11 @@ export function pruneContent(root: Element, repeated: ReadonlySet<string>, title
       const linky = LINK_BLOCKS.has(child.tagName) && s.text > 0 &&
         linkShare(s) > LINK_BLOCK_SHARE;
       const echoed = REPEAT_BLOCKS.has(child.tagName) && s.text <= REPEATED_MAX_CHARS &&
-        s.links > 0 && repeated.has(normal(child.textContent ?? ""));
-      if (linky || echoed || label(child, s.text) || pictured(child, s.text)) doomed.push(child);
+        linkShare(s) > MAX_PARAGRAPH_LINK_SHARE && repeated.has(normal(child.textContent ?? ""));
+      if (
+        linky || echoed || label(child, s.text) || pictured(child, s.text) ||
+        followCall(child, s.text)
+      ) doomed.push(child);
       else visit(child);
     }
   };
@@ -166,6 +171,24 @@ function label(element: Element, length: number): boolean {
   const original = (element.textContent ?? "").trim();
   if (DATELINE.test(original)) return true;
   return DATE.test(text) && (text.match(/[\p{L}\p{N}]+/gu) ?? []).length <= DATE_MAX_WORDS;
+}
+
+/**
+ * A block of at most this many characters that asks the reader to follow someone on a social
+ * network ("Follow us on Twitter @site", "Folgen Sie uns auf Instagram") is the site's or the
+ * author's sign-off, not the article: a sign-off is a sentence or two, with an address or a book
+ * at most (those of the tuning half's pages held 55 to 212 characters), while a paragraph of an
+ * article that happens to say so says more.
+ */
+export const FOLLOW_MAX_CHARS = 220;
+
+const FOLLOW =
+  /\b(?:follow|folgen?|suivez|sigue|síguenos|siga|seguici|segui|volg)\b[^.!?\n]{0,40}?\b(?:on|at|auf|sur|en|su|no|op)\s+(?:twitter|facebook|instagram|youtube|linkedin|tiktok|telegram|threads|mastodon|bluesky|whatsapp)\b|(?:подписывайтесь|следите)[^.!?\n]{0,40}?(?:telegram|вконтакте|twitter|youtube|телеграм)/iu;
+
+/** A sign-off asking to follow someone on a social network (FOLLOW_MAX_CHARS). */
+function followCall(element: Element, length: number): boolean {
+  return length <= FOLLOW_MAX_CHARS && REPEAT_BLOCKS.has(element.tagName) &&
+    FOLLOW.test(element.textContent ?? "");
 }
 
 /**
