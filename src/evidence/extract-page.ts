@@ -90,12 +90,26 @@ async function convertHtml(prepared: PreparedHtml, url: URL) {
     links: [],
   });
   if (prepared.tooDeep) return fallback();
-  const { htmlToMarkdown } = await import("./html-to-markdown.ts");
+  const { htmlToMarkdown } = await extractor();
   try {
     return htmlToMarkdown(prepared.html, url);
   } catch {
     return fallback();
   }
+}
+
+let loading: Promise<typeof import("./html-to-markdown.ts")> | null = null;
+
+/**
+ * The extractor's module, imported once: each `import()` goes through the module loader's
+ * resolution again (under Node's loader hooks, a round trip to their thread on every page).
+ */
+function extractor(): Promise<typeof import("./html-to-markdown.ts")> {
+  loading ??= import("./html-to-markdown.ts").catch((error) => {
+    loading = null;
+    throw error;
+  });
+  return loading;
 }
 
 /** The first `max` characters, never half a surrogate pair. */
