@@ -2,8 +2,7 @@
 /**
  * The extractor's internals, loaded on demand by extractPage. Our own heuristics (main-content.ts)
  * pick the page's main content from a linkedom document; when their pick leaves doubt, Readability
- * reads a second parse of the page and content-choice.ts keeps the better candidate by measurable
- * signals. The chosen content's links are made absolute and listed, it is pruned of boilerplate
+ * reads the same document and content-choice.ts keeps the better candidate by measurable signals. The chosen content's links are made absolute and listed, it is pruned of boilerplate
  * (prune-content.ts), and dom-markdown.ts writes it as markdown.
  */
 import { parseHTML } from "linkedom";
@@ -37,14 +36,15 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
     return { title: pageTitle, markdown: "", links: [], by: "baseline" };
   }
   const repeated = repeatedTexts(body);
-  let chosen = chooseContent(body, html);
+  let chosen = chooseContent(body, document as unknown as Document);
   // Listed before pruning: a list of links in the content (a docs index, a forum's threads) is
   // left out of the text, yet it is where a reader, or a crawl, goes next. Chrome is already gone.
   let links = absoluteLinks(chosen.root, url);
   pruneContent(chosen.root, repeated, chosen.title ?? pageTitle);
   if (chosen.by !== "readability" && textLength(chosen.root.textContent ?? "") < MIN_KEPT_CHARS) {
-    // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way.
-    const other = readabilityCandidate(html);
+    // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way
+    // (Readability's candidate as the choice saw it, when the choice asked for it).
+    const other = chosen.passed === undefined ? readabilityCandidate(html) : chosen.passed;
     if (other !== null) {
       const otherLinks = absoluteLinks(other.root, url);
       pruneContent(other.root, repeated, other.title ?? pageTitle);
