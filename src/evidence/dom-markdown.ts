@@ -124,6 +124,14 @@ function turndown(): TurndownService {
   return made;
 }
 
+/**
+ * The markdown of `root`, which it takes over: turndown rewrites the text of the tree it reads, so
+ * it copies the node it is handed first; the extractor's tree is read no more, so turndown is
+ * handed it as that copy would be, out of its tree (nothing above it is read), and copies nothing.
+ */
 export function domMarkdown(root: Element): string {
-  return turndown().turndown(root as HTMLElement).trim();
+  root.remove();
+  const own = root as Element & { cloneNode(deep?: boolean): Node };
+  own.cloneNode = () => own;
+  return turndown().turndown(own as HTMLElement).trim();
 }
