@@ -5,7 +5,7 @@
  * lists, comments), and hidden elements. A named element that holds most of the page's prose is
  * kept: a page's body called `has-sidebar` or `with-comments` is still the page.
  */
-import { type Stats } from "./content-stats.ts";
+import type { Removal, Stats } from "./content-stats.ts";
 
 /** Elements that hold no main text wherever they are. */
 const DROPPED_TAGS = new Set([
@@ -165,19 +165,21 @@ export function isChrome(element: Element): boolean {
 
 /**
  * Removes the chrome under `root` (root itself never), keeping named elements that hold more than
- * KEEP_NAMED_SHARE of the prose measured in `stats`.
+ * KEEP_NAMED_SHARE of the prose measured in `stats`; returns what it removed (for remeasure).
  */
-export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): void {
+export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): Removal[] {
   const total = stats.get(root)?.mass ?? 0;
-  const doomed: Element[] = [];
+  const doomed: Removal[] = [];
   const visit = (element: Element) => {
     for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
-      if (isChrome(child) && !holdsContent(child, stats, total)) doomed.push(child);
-      else visit(child);
+      if (isChrome(child) && !holdsContent(child, stats, total)) {
+        doomed.push({ element: child, from: element });
+      } else visit(child);
     }
   };
   visit(root);
-  for (const element of doomed) element.remove();
+  for (const { element } of doomed) element.remove();
+  return doomed;
 }
 
 function holdsContent(element: Element, stats: ReadonlyMap<Element, Stats>, total: number) {

@@ -8,7 +8,7 @@
  * at the body itself (the baseline) when no child does.
  */
 import { dropChrome } from "./boilerplate.ts";
-import { measure, type Stats } from "./content-stats.ts";
+import { measure, remeasure, type Stats } from "./content-stats.ts";
 
 /**
  * The share of the page's prose the chosen element must hold: a majority, so that of siblings at
@@ -60,8 +60,8 @@ function namedShare(element: Element): number | null {
 
 /** The main content of a page's body (which it changes: chrome is removed in place). */
 export function mainContent(body: Element): Candidate {
-  dropChrome(body, measure(body));
   const stats = measure(body);
+  remeasure(body, stats, dropChrome(body, stats));
   const total = stats.get(body)?.mass ?? 0;
   if (total === 0) return { root: body, stats, by: "cover" };
   const named = [...stats.keys()]

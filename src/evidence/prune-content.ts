@@ -6,7 +6,7 @@
  * first heading (the answer's `title` carries it).
  */
 import { dropChrome, nameWords } from "./boilerplate.ts";
-import { holds, linkShare, measure } from "./content-stats.ts";
+import { holds, linkShare, measure, remeasure } from "./content-stats.ts";
 
 /**
  * A block whose link text is more than this share of its text is a list of links, not prose. An
@@ -121,8 +121,8 @@ export function repeatedTexts(body: Element): Set<string> {
 
 /** Prunes `root` in place; `repeated` are the page's repeated short texts, `title` its title. */
 export function pruneContent(root: Element, repeated: ReadonlySet<string>, title: string | null) {
-  dropChrome(root, measure(root));
   const stats = measure(root);
+  remeasure(root, stats, dropChrome(root, stats));
   const doomed: Element[] = [];
   const visit = (element: Element) => {
     for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
