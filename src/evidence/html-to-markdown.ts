@@ -11,7 +11,7 @@ import type { EvidenceLink } from "./fetch-types.ts";
 import { absoluteLink } from "./absolute-link.ts";
 import { chooseContent, type Chosen, readabilityCandidate } from "./content-choice.ts";
 import { textLength } from "./content-stats.ts";
-import { domMarkdown } from "./dom-markdown.ts";
+import { domMarkdown, type Wanted } from "./dom-markdown.ts";
 import { pruneContent, repeatedTexts } from "./prune-content.ts";
 
 /**
@@ -22,13 +22,14 @@ export const MIN_KEPT_CHARS = 200;
 
 export type Converted = {
   title: string | null;
+  /** The content's markdown; with `wanted`, maybe a prefix of it that `wanted.enough` accepted. */
   markdown: string;
   links: EvidenceLink[];
   /** Which candidate the content came from (content-choice.ts). */
   by: Chosen["by"];
 };
 
-export function htmlToMarkdown(html: string, url: URL): Converted {
+export function htmlToMarkdown(html: string, url: URL, wanted?: Wanted): Converted {
   const { document } = parseHTML(html);
   const pageTitle = document.title?.replace(/\s+/g, " ").trim() || null;
   const body = document.body as unknown as Element | null;
@@ -56,7 +57,11 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
     }
   }
   const title = chosen.title ?? pageTitle;
-  return { title, markdown: domMarkdown(chosen.root), links, by: chosen.by };
+  // Without a title, the answer's is the markdown's first heading, which a prefix may not hold.
+  const markdown = domMarkdown(chosen.root, title === null ? undefined : wanted);
+  // A prefix that fell short of what is wanted: the tree is spent, the page is read again whole.
+  if (markdown === null) return htmlToMarkdown(html, url);
+  return { title, markdown, links, by: chosen.by };
 }
 
 /** Makes the links and images of `root` absolute (dropping those that cannot be) and lists links. */
