@@ -25,6 +25,8 @@ export type Chosen = {
    * second opinion need not ask it again; absent when it was not asked.
    */
   passed?: ReadabilityPick | null;
+  /** The measures of root's tree, when the choice took them (pruning reads them). */
+  stats?: Map<Element, Stats>;
 };
 
 /**
@@ -50,15 +52,16 @@ export const READABILITY_GAIN = 1.3;
 export function chooseContent(body: Element, document: Document): Chosen {
   const ours = mainContent(body);
   const signals = ours.stats.get(ours.root) ?? { text: 0, links: 0, mass: 0, paragraphs: 0 };
-  if (trusted(signals)) return { root: ours.root, title: null, by: "ours" };
+  if (trusted(signals)) return { root: ours.root, title: null, by: "ours", stats: ours.stats };
   const by = ours.root === body ? "baseline" : "ours";
   // The document is now as readabilityCandidate makes it (parsed, chrome dropped).
   const kept = ours.root.cloneNode(true) as Element;
   const other = readabilityPick(document);
   if (other !== null) {
-    const theirs = measure(other.root).get(other.root);
+    const stats = measure(other.root);
+    const theirs = stats.get(other.root);
     if (theirs !== undefined && theirs.mass >= READABILITY_GAIN * signals.mass) {
-      return { root: other.root, title: other.title, by: "readability" };
+      return { root: other.root, title: other.title, by: "readability", stats };
     }
   }
   return { root: kept, title: null, by, passed: other };

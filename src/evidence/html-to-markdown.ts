@@ -41,7 +41,7 @@ export function htmlToMarkdown(html: string, url: URL, wanted?: Wanted): Convert
   // Listed before pruning: a list of links in the content (a docs index, a forum's threads) is
   // left out of the text, yet it is where a reader, or a crawl, goes next. Chrome is already gone.
   let links = absoluteLinks(chosen.root, url);
-  pruneContent(chosen.root, repeated, chosen.title ?? pageTitle);
+  pruneContent(chosen.root, repeated, chosen.title ?? pageTitle, chosen.stats);
   if (chosen.by !== "readability" && textLength(chosen.root.textContent ?? "") < MIN_KEPT_CHARS) {
     // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way
     // (Readability's candidate as the choice saw it, when the choice asked for it).

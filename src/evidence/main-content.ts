@@ -42,7 +42,7 @@ const ARTICLE_NAME =
 
 export type Candidate = {
   root: Element;
-  stats: ReadonlyMap<Element, Stats>;
+  stats: Map<Element, Stats>;
   by: "named" | "cover";
 };
 

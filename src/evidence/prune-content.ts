@@ -6,7 +6,7 @@
  * first heading (the answer's `title` carries it).
  */
 import { dropChrome, nameWords } from "./boilerplate.ts";
-import { holds, linkShare, measure, remeasure } from "./content-stats.ts";
+import { holds, linkShare, measure, remeasure, type Stats } from "./content-stats.ts";
 
 /**
  * A block whose link text is more than this share of its text is a list of links, not prose. An
@@ -119,9 +119,17 @@ export function repeatedTexts(body: Element): Set<string> {
   return new Set([...seen].filter(([, n]) => n > 1).map(([key]) => key));
 }
 
-/** Prunes `root` in place; `repeated` are the page's repeated short texts, `title` its title. */
-export function pruneContent(root: Element, repeated: ReadonlySet<string>, title: string | null) {
-  const stats = measure(root);
+/**
+ * Prunes `root` in place; `repeated` are the page's repeated short texts, `title` its title, and
+ * `measured` the measures of root's tree when they were taken already (brought up to date here).
+ */
+export function pruneContent(
+  root: Element,
+  repeated: ReadonlySet<string>,
+  title: string | null,
+  measured?: Map<Element, Stats>,
+) {
+  const stats = measured ?? measure(root);
   remeasure(root, stats, dropChrome(root, stats));
   const doomed: Element[] = [];
   const visit = (element: Element) => {
