@@ -136,7 +136,11 @@ export const KEEP_NAMED_SHARE = 0.5;
 
 /** The words of an element's class and id, lower-cased, camelCase cut apart. */
 export function nameWords(element: Element): string[] {
-  const name = `${element.getAttribute("class") ?? ""} ${element.getAttribute("id") ?? ""}`;
+  // The class as written: linkedom answers getAttribute("class") from a token list it builds for
+  // the element and joins again on each call; its tokens are these words, without repeats.
+  const name = `${element.getAttributeNode("class")?.value ?? ""} ${
+    element.getAttribute("id") ?? ""
+  }`;
   if (name.trim() === "") return [];
   return name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/);
 }

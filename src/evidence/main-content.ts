@@ -64,10 +64,12 @@ export function mainContent(body: Element): Candidate {
   remeasure(body, stats, dropChrome(body, stats));
   const total = stats.get(body)?.mass ?? 0;
   if (total === 0) return { root: body, stats, by: "cover" };
+  // The least share namedShare asks for: an element under it is not read for its name.
+  const least = Math.min(BODY_NAMED_SHARE, TAG_NAMED_SHARE) * total;
   const named = [...stats.keys()]
     .map((element) => ({ element, mass: stats.get(element)?.mass ?? 0 }))
     .filter(({ element, mass }) =>
-      element !== body && mass >= (namedShare(element) ?? Infinity) * total
+      element !== body && mass >= least && mass >= (namedShare(element) ?? Infinity) * total
     )
     .sort((a, b) => b.mass - a.mass);
   const outer = named[0];
