@@ -204,6 +204,43 @@ describe("the extractor on pages of many kinds and languages", () => {
     assert.ok(!/^#/m.test(content));
   });
 
+  it("cuts a long page's text at max_chars as it cuts the whole page's markdown", async () => {
+    const sections = Array.from(
+      { length: 40 },
+      (_, s) =>
+        `<section><h2>Part ${s + 1}</h2><div><p>${
+          `Sentence ${s} of the long report, with a <a href="/n/${s}">note</a> and more words. `
+            .repeat(4)
+        }</p><ul><li>First point of part ${s}</li><li>Second point</li></ul>${
+          s % 5 === 0 ? `<pre><code>const part = ${s};\n</code></pre>` : ""
+        }<table><tr><th>Key</th><th>Value</th></tr><tr><td>part</td><td>${s}</td></tr></table></div>` +
+        `</section>`,
+    ).join("\n");
+    const body = `<html><head><title>Long report</title></head><body><main><article>` +
+      `<h1>Long report</h1>${sections}</article></main></body></html>`;
+    const url = new URL("https://site.example/report");
+    for (const format of ["markdown", "text"] as const) {
+      const whole = await extractPage({ body, kind: "html", url, format, maxChars: 200_000 });
+      assert.ok(!whole.truncated && whole.content.length > 10_000);
+      for (const maxChars of [700, 3_000, 8_000]) {
+        const cut = await extractPage({ body, kind: "html", url, format, maxChars });
+        const lines = cut.content.split("\n").length;
+        assert.equal(cut.content, whole.content.slice(0, maxChars), `${format} ${maxChars}`);
+        assert.ok(cut.truncated);
+        assert.equal(cut.title, whole.title);
+        assert.deepEqual(cut.links, whole.links);
+        assert.deepEqual(
+          cut.anchors.filter((a) => a.line_end < lines),
+          whole.anchors.filter((a) => a.line_end < lines),
+        );
+        assert.deepEqual(
+          cut.anchors.map((a) => a.line_start),
+          whole.anchors.filter((a) => a.line_start <= lines).map((a) => a.line_start),
+        );
+      }
+    }
+  });
+
   it("lists the main text's links, absolute, and none of the menus'", async () => {
     const { links } = await extract("fr-government.html");
     assert.deepEqual(links, [{

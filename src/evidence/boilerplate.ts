@@ -5,7 +5,7 @@
  * lists, comments), and hidden elements. A named element that holds most of the page's prose is
  * kept: a page's body called `has-sidebar` or `with-comments` is still the page.
  */
-import { type Stats } from "./content-stats.ts";
+import type { Removal, Stats } from "./content-stats.ts";
 
 /** Elements that hold no main text wherever they are. */
 const DROPPED_TAGS = new Set([
@@ -174,7 +174,9 @@ const TAXONOMY_CLASS = /(?:^|\s)(?:category|tag|author)-\S*/g;
 
 /** The words of an element's class and id, lower-cased, camelCase cut apart. */
 export function nameWords(element: Element): string[] {
-  let classes = element.getAttribute("class") ?? "";
+  // The class as written: linkedom answers getAttribute("class") from a token list it builds for
+  // the element and joins again on each call; its tokens are these words, without repeats.
+  let classes = element.getAttributeNode("class")?.value ?? "";
   if (POST_MARKS.test(classes)) classes = classes.replace(TAXONOMY_CLASS, " ");
   const name = `${classes} ${element.getAttribute("id") ?? ""}`;
   if (name.trim() === "") return [];
@@ -206,9 +208,10 @@ export function isChrome(element: Element): boolean {
 /**
  * Removes the chrome under `root` (root itself never), keeping named elements that hold more than
  * KEEP_NAMED_SHARE of the prose measured in `stats`, or of the article body they are in, and those
- * that hold the content (a named body, an `<article>`, a `<main>` with BODY_NAMED_SHARE of it).
+ * that hold the content (a named body, an `<article>`, a `<main>` with BODY_NAMED_SHARE of it);
+ * returns what it removed (for remeasure).
  */
-export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): void {
+export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): Removal[] {
   const total = stats.get(root)?.mass ?? 0;
   const bodies: Element[] = [];
   for (const [element, { mass }] of stats) {
@@ -216,14 +219,18 @@ export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): v
       bodies.push(element);
     }
   }
-  const doomed: Element[] = [];
+  const doomed: Removal[] = [];
   // `scope`: the prose of the innermost article body around (the root's, outside any): a wrapper
   // named `widget` inside the body, holding most of it, is the body's own markup.
   const visit = (element: Element, scope: number) => {
     for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
       const mass = stats.get(child)?.mass ?? 0;
-      if (isChrome(child) && !holdsContent(child, mass, scope)) doomed.push(child);
-      else visit(child, mass >= BODY_NAMED_SHARE * total && namesArticleBody(child) ? mass : scope);
+      if (isChrome(child) && !holdsContent(child, mass, scope)) {
+        doomed.push({ element: child, from: element });
+      } else {visit(
+          child,
+          mass >= BODY_NAMED_SHARE * total && namesArticleBody(child) ? mass : scope,
+        );}
     }
   };
   // A hidden element is kept only by the page's measure: one holding an article body is a copy the
@@ -233,5 +240,6 @@ export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): v
     !hidden(element) &&
       (mass > KEEP_NAMED_SHARE * scope || bodies.some((body) => element.contains(body)));
   visit(root, total);
-  for (const element of doomed) element.remove();
+  for (const { element } of doomed) element.remove();
+  return doomed;
 }

@@ -1,9 +1,11 @@
 /// <reference lib="dom" />
 /**
- * The choice between candidates for a page's main content: ours (main-content.ts), Readability's
- * over a second parse, and the baseline, the whole body without its chrome. Readability is run
- * only when our candidate's signals leave doubt, or when our pick is the whole page: it costs about
- * twice a parse, and on a page where ours holds long prose with few links it could only match it.
+ * The choice between candidates for a page's main content: ours (main-content.ts), Readability's,
+ * and the baseline, the whole body without its chrome. Readability is run only when our
+ * candidate's signals leave doubt, or when our pick is the whole page: it costs about twice a parse,
+ * and on a page where ours holds long prose with few links it could only match it. It reads the
+ * page's own document, whose chrome ours already dropped, not a second parse; as it changes the
+ * document, ours is kept as a copy.
  */
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
@@ -11,11 +13,21 @@ import { linkShare, measure, type Stats } from "./content-stats.ts";
 import { dropChrome } from "./boilerplate.ts";
 import { mainContent } from "./main-content.ts";
 
+/** Readability's candidate: its article element and title. */
+export type ReadabilityPick = { root: Element; title: string | null };
+
 export type Chosen = {
   root: Element;
   /** Readability's title when its candidate was kept (it reads `og:title` and headings). */
   title: string | null;
   by: "ours" | "readability" | "baseline";
+  /**
+   * Readability's candidate when it was asked and not kept (null when it found none), so that a
+   * second opinion need not ask it again; absent when it was not asked.
+   */
+  passed?: ReadabilityPick | null;
+  /** The measures of root's tree, when the choice took them (pruning reads them). */
+  stats?: Map<Element, Stats>;
 };
 
 /**
@@ -54,21 +66,28 @@ export const BROAD_SHARE = 0.9;
  */
 export const READABILITY_IN_BROAD = 0.3;
 
-export function chooseContent(body: Element, html: string): Chosen {
+/** The main content of `body`, the body of `document` (both changed in place). */
+export function chooseContent(body: Element, document: Document): Chosen {
   const ours = mainContent(body);
   const signals = ours.stats.get(ours.root) ?? { text: 0, links: 0, mass: 0, paragraphs: 0 };
   const total = ours.stats.get(body)?.mass ?? 0;
   const broad = ours.by === "cover" && signals.mass >= BROAD_SHARE * total;
-  if (trusted(signals) && !broad) return { root: ours.root, title: null, by: "ours" };
-  const other = readabilityCandidate(html);
+  if (trusted(signals) && !broad) {
+    return { root: ours.root, title: null, by: "ours", stats: ours.stats };
+  }
+  const by = ours.root === body ? "baseline" : "ours";
+  // The document is now as readabilityCandidate makes it (parsed, chrome dropped).
+  const kept = ours.root.cloneNode(true) as Element;
+  const other = readabilityPick(document);
   if (other !== null) {
-    const theirs = measure(other.root).get(other.root);
+    const stats = measure(other.root);
+    const theirs = stats.get(other.root);
     const wanted = broad ? READABILITY_IN_BROAD : READABILITY_GAIN;
     if (theirs !== undefined && theirs.mass >= wanted * signals.mass) {
-      return { root: other.root, title: other.title, by: "readability" };
+      return { root: other.root, title: other.title, by: "readability", stats };
     }
   }
-  return { root: ours.root, title: null, by: ours.root === body ? "baseline" : "ours" };
+  return { root: kept, title: null, by, passed: other };
 }
 
 function trusted(stats: Stats): boolean {
@@ -76,15 +95,21 @@ function trusted(stats: Stats): boolean {
     linkShare(stats) <= TRUSTED_LINK_SHARE;
 }
 
-export function readabilityCandidate(html: string): { root: Element; title: string | null } | null {
+/** Readability's candidate from a parse of `html` of its own. */
+export function readabilityCandidate(html: string): ReadabilityPick | null {
   const { document } = parseHTML(html);
   // Readability reads the page without the chrome ours dropped: it turns a banner made of inline
   // text into a paragraph and drops its class, after which no name tells it apart.
   const body = document.body as unknown as Element | null;
   if (body !== null && body !== undefined) dropChrome(body, measure(body));
+  return readabilityPick(document as unknown as Document);
+}
+
+/** Readability's candidate from `document`, which it changes. */
+function readabilityPick(document: Document): ReadabilityPick | null {
   // The article comes back as the element itself, not as markup to parse a third time, with its
   // classes kept: pruning reads them to find the chrome left in.
-  const article = new Readability<Element>(document as unknown as Document, {
+  const article = new Readability<Element>(document, {
     serializer: (node) => node as Element,
     keepClasses: true,
   }).parse();

@@ -87,11 +87,41 @@ export function textLength(text: string): number {
 /** The stats of every element under `root` (itself included), in one post-order walk. */
 export function measure(root: Element): Map<Element, Stats> {
   const all = new Map<Element, Stats>();
-  walk(root, all);
+  walk(root, all, null);
   return all;
 }
 
-function walk(element: Element, all: Map<Element, Stats>): Stats {
+/** An element taken out of a measured tree, and the element it was taken from. */
+export type Removal = { element: Element; from: Element };
+
+/**
+ * Brings `all`, measure(root) of a tree, up to date once `removals` were taken out of it, as
+ * measure(root) would measure it anew: the removed elements' entries go, and only the elements
+ * that held them and their ancestors are walked again, each reusing its other children's stats.
+ * The entries keep measure's post-order (a removal takes entries out, never reorders the others).
+ */
+export function remeasure(root: Element, all: Map<Element, Stats>, removals: readonly Removal[]) {
+  if (removals.length === 0) return;
+  const changed = new Set<Element>();
+  for (const { element, from } of removals) {
+    forget(element, all);
+    for (let at: Element | null = from; at !== null && !changed.has(at); at = at.parentElement) {
+      changed.add(at);
+      if (at === root) break;
+    }
+  }
+  walk(root, all, changed);
+}
+
+function forget(element: Element, all: Map<Element, Stats>) {
+  all.delete(element);
+  for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
+    forget(child, all);
+  }
+}
+
+/** Measures `element`; with `changed`, a block child not in it keeps its stats from `all`. */
+function walk(element: Element, all: Map<Element, Stats>, changed: Set<Element> | null): Stats {
   const stats: Stats = { text: 0, links: 0, mass: 0, paragraphs: 0 };
   let runText = 0;
   let runLinks = 0;
@@ -122,7 +152,8 @@ function walk(element: Element, all: Map<Element, Stats>): Stats {
       continue;
     }
     close();
-    const inner = walk(child, all);
+    const kept = changed === null || changed.has(child) ? undefined : all.get(child);
+    const inner = kept ?? walk(child, all, changed);
     stats.text += inner.text;
     stats.links += inner.links;
     stats.mass += inner.mass;

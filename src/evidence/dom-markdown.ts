@@ -6,6 +6,7 @@
  * read as its cells' blocks instead: a pipe table of one column says nothing a paragraph does not.
  */
 import TurndownService from "turndown";
+import { textLength } from "./content-stats.ts";
 
 /** Cells of a GFM table row, pipes inside escaped, line breaks made spaces. */
 function cell(content: string): string {
@@ -136,6 +137,114 @@ function turndown(): TurndownService {
   return made;
 }
 
-export function domMarkdown(root: Element): string {
-  return turndown().turndown(root as HTMLElement).trim();
+/**
+ * How much of a content the caller reads: `chars` characters of its text, and `enough` says
+ * whether a prefix of its markdown (ending at a line's end) already gives them.
+ */
+export type Wanted = { chars: number; enough: (prefix: string) => boolean };
+
+/**
+ * The content is cut once the text before the cut holds this share more than the caller reads,
+ * and this many characters more: markup taken off a line, or white space a block collapses, then
+ * still leaves enough text (when it does not, the whole is converted again, once).
+ */
+export const CUT_SLACK_SHARE = 1.1;
+export const CUT_SLACK_CHARS = 1_000;
+
+/** Blocks whose markdown stands between blank lines whatever follows: a cut between two is clean. */
+const CUT_BLOCKS = new Set([
+  "P",
+  "DIV",
+  "SECTION",
+  "ARTICLE",
+  "MAIN",
+  "H1",
+  "H2",
+  "H3",
+  "H4",
+  "H5",
+  "H6",
+  "UL",
+  "OL",
+  "DL",
+  "BLOCKQUOTE",
+  "TABLE",
+  "PRE",
+  "HR",
+  "FIGURE",
+]);
+
+/** Blocks a cut may go inside: their markdown is their content's between blank lines. */
+const CUT_WRAPPERS = new Set(["DIV", "SECTION", "ARTICLE", "MAIN"]);
+
+/** Text of the paragraph put at the cut: private-use characters, which turndown never escapes. */
+const CUT_MARK = "\ue000tracefetchcut\ue001";
+
+/**
+ * The markdown of `root`, which it takes over: turndown rewrites the text of the tree it reads, so
+ * it copies the node it is handed first; the extractor's tree is read no more, so turndown is
+ * handed it as that copy would be, out of its tree (nothing above it is read), and copies nothing.
+ *
+ * With `wanted`, a long content is cut between two blocks once the text before the cut holds what
+ * the caller reads, and a paragraph marking the cut takes the rest's place: the markdown before
+ * the mark is the whole's, since a block's markdown reads nothing after it but whether a block
+ * follows. That prefix is returned when `wanted.enough` accepts it; null when it does not.
+ */
+export function domMarkdown(root: Element, wanted?: Wanted): string | null {
+  root.remove();
+  const cut = wanted === undefined ? false : cutContent(root, wanted.chars);
+  const own = root as Element & { cloneNode(deep?: boolean): Node };
+  own.cloneNode = () => own;
+  const markdown = turndown().turndown(own as HTMLElement);
+  if (!cut) return markdown.trim();
+  const at = markdown.indexOf(CUT_MARK);
+  if (at < 0 || markdown.lastIndexOf(CUT_MARK) !== at) return null;
+  const prefix = markdown.slice(0, at).replace(/\n+$/, "").trimStart();
+  return wanted !== undefined && /\S/.test(prefix) && wanted.enough(prefix) ? prefix : null;
+}
+
+/**
+ * Cuts `root` after the first block past which its text holds CUT_SLACK more than `chars`, when
+ * the next block begins after white space only; the cut goes into a wrapper holding that point.
+ * Everything after the cut goes, a paragraph holding CUT_MARK takes its place. False: no cut.
+ */
+function cutContent(root: Element, chars: number): boolean {
+  let need = chars * CUT_SLACK_SHARE + CUT_SLACK_CHARS;
+  let parent = root;
+  for (;;) {
+    let node: ChildNode | null = parent.firstChild;
+    let inside: Element | null = null;
+    for (; node !== null; node = node.nextSibling) {
+      const length = textLength(node.textContent ?? "");
+      if (length < need) {
+        need -= length;
+        continue;
+      }
+      if (node.nodeType === 1 && CUT_WRAPPERS.has((node as Element).tagName)) {
+        inside = node as Element;
+      }
+      break;
+    }
+    if (node === null) return false;
+    if (inside !== null) {
+      parent = inside;
+      continue;
+    }
+    for (; node !== null; node = node.nextSibling) {
+      if (node.nodeType !== 1 || !CUT_BLOCKS.has((node as Element).tagName)) continue;
+      let next = node.nextSibling;
+      while (next !== null && next.nodeType === 3 && (next.nodeValue ?? "").trim() === "") {
+        next = next.nextSibling;
+      }
+      if (next !== null && next.nodeType === 1 && CUT_BLOCKS.has((next as Element).tagName)) break;
+    }
+    if (node === null) return false;
+    for (let at: Node = node; at !== root; at = at.parentNode as Node) {
+      while (at.nextSibling !== null) at.nextSibling.remove();
+    }
+    const mark = (root.ownerDocument as Document).createElement("p");
+    mark.textContent = CUT_MARK;
+    node.after(mark);
+    return true;
+  }
 }

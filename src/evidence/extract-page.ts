@@ -7,6 +7,7 @@ import type { EvidenceRoute, FetchFormat } from "../protocol/codes.ts";
 import { MAX_EVIDENCE_LINKS } from "../protocol/fetch-limits.ts";
 import type { Anchor, EvidenceLink } from "./fetch-types.ts";
 import { absoluteLink } from "./absolute-link.ts";
+import type { Wanted } from "./dom-markdown.ts";
 import { htmlText, htmlTitle, type PreparedHtml, prepareHtml } from "./html-text.ts";
 import { anchorsOf, type Heading, headingsOf, plainHeading } from "./page-anchors.ts";
 
@@ -41,7 +42,13 @@ export async function extractPage(input: PageInput): Promise<ExtractedPage> {
   switch (input.kind) {
     case "html": {
       const prepared = prepareHtml(input.body);
-      ({ markdown, title, links } = await convertHtml(prepared, input.url));
+      // Markdown past what the answer returns is not made: a prefix that fills max_chars will do.
+      const enough = (prefix: string) =>
+        shownLines(linesOf(prefix), input).join("\n").length > input.maxChars;
+      ({ markdown, title, links } = await convertHtml(prepared, input.url, {
+        chars: input.maxChars,
+        enough,
+      }));
       cutMarkup = prepared.cut;
       route = "extracted";
       break;
@@ -63,12 +70,11 @@ export async function extractPage(input: PageInput): Promise<ExtractedPage> {
       return never;
     }
   }
-  const lines = markdown.replace(/\r\n?/g, "\n").split("\n");
+  const lines = linesOf(markdown);
   // Served plain text has no markup: none of its lines is a heading.
   const headings: Heading[] = input.kind === "text" ? [] : headingsOf(lines);
   title ??= headings[0]?.heading ?? null;
-  const shown = input.format === "text" && input.kind !== "text" ? textLines(lines) : lines;
-  const { text, truncated } = cut(shown.join("\n"), input.maxChars);
+  const { text, truncated } = cut(shownLines(lines, input).join("\n"), input.maxChars);
   return {
     title,
     content: text,
@@ -83,19 +89,33 @@ export async function extractPage(input: PageInput): Promise<ExtractedPage> {
  * Markup to markdown through the extractor (loaded on demand); markup too deep for it, or that it
  * fails on (a hostile page is not a bug of ours), is read as plain text instead.
  */
-async function convertHtml(prepared: PreparedHtml, url: URL) {
+async function convertHtml(prepared: PreparedHtml, url: URL, wanted: Wanted) {
   const fallback = () => ({
     title: htmlTitle(prepared.html),
     markdown: htmlText(prepared.html),
     links: [],
   });
   if (prepared.tooDeep) return fallback();
-  const { htmlToMarkdown } = await import("./html-to-markdown.ts");
+  const { htmlToMarkdown } = await extractor();
   try {
-    return htmlToMarkdown(prepared.html, url);
+    return htmlToMarkdown(prepared.html, url, wanted);
   } catch {
     return fallback();
   }
+}
+
+let loading: Promise<typeof import("./html-to-markdown.ts")> | null = null;
+
+/**
+ * The extractor's module, imported once: each `import()` goes through the module loader's
+ * resolution again (under Node's loader hooks, a round trip to their thread on every page).
+ */
+function extractor(): Promise<typeof import("./html-to-markdown.ts")> {
+  loading ??= import("./html-to-markdown.ts").catch((error) => {
+    loading = null;
+    throw error;
+  });
+  return loading;
 }
 
 /** The first `max` characters, never half a surrogate pair. */
@@ -103,6 +123,16 @@ function cut(text: string, max: number): { text: string; truncated: boolean } {
   if (text.length <= max) return { text, truncated: false };
   const end = /[\ud800-\udbff]/.test(text[max - 1] ?? "") ? max - 1 : max;
   return { text: text.slice(0, end), truncated: true };
+}
+
+/** A text's lines, line ends made `\n`. */
+function linesOf(markdown: string): string[] {
+  return markdown.replace(/\r\n?/g, "\n").split("\n");
+}
+
+/** The lines returned: the markdown's, or for format `text` the same without their markup. */
+function shownLines(lines: string[], input: PageInput): string[] {
+  return input.format === "text" && input.kind !== "text" ? textLines(lines) : lines;
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;

@@ -2,8 +2,7 @@
 /**
  * The extractor's internals, loaded on demand by extractPage. Our own heuristics (main-content.ts)
  * pick the page's main content from a linkedom document; when their pick leaves doubt, Readability
- * reads a second parse of the page and content-choice.ts keeps the better candidate by measurable
- * signals. The chosen content's links are made absolute and listed, it is pruned of boilerplate
+ * reads the same document and content-choice.ts keeps the better candidate by measurable signals. The chosen content's links are made absolute and listed, it is pruned of boilerplate
  * (prune-content.ts), and dom-markdown.ts writes it as markdown.
  */
 import { parseHTML } from "linkedom";
@@ -12,7 +11,7 @@ import type { EvidenceLink } from "./fetch-types.ts";
 import { absoluteLink } from "./absolute-link.ts";
 import { chooseContent, type Chosen, readabilityCandidate } from "./content-choice.ts";
 import { textLength } from "./content-stats.ts";
-import { domMarkdown } from "./dom-markdown.ts";
+import { domMarkdown, type Wanted } from "./dom-markdown.ts";
 import { pruneContent, repeatedTexts } from "./prune-content.ts";
 
 /**
@@ -23,13 +22,14 @@ export const MIN_KEPT_CHARS = 200;
 
 export type Converted = {
   title: string | null;
+  /** The content's markdown; with `wanted`, maybe a prefix of it that `wanted.enough` accepted. */
   markdown: string;
   links: EvidenceLink[];
   /** Which candidate the content came from (content-choice.ts). */
   by: Chosen["by"];
 };
 
-export function htmlToMarkdown(html: string, url: URL): Converted {
+export function htmlToMarkdown(html: string, url: URL, wanted?: Wanted): Converted {
   const { document } = parseHTML(html);
   const pageTitle = document.title?.replace(/\s+/g, " ").trim() || null;
   const body = document.body as unknown as Element | null;
@@ -37,14 +37,15 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
     return { title: pageTitle, markdown: "", links: [], by: "baseline" };
   }
   const repeated = repeatedTexts(body);
-  let chosen = chooseContent(body, html);
+  let chosen = chooseContent(body, document as unknown as Document);
   // Listed before pruning: a list of links in the content (a docs index, a forum's threads) is
   // left out of the text, yet it is where a reader, or a crawl, goes next. Chrome is already gone.
   let links = absoluteLinks(chosen.root, url);
-  pruneContent(chosen.root, repeated, chosen.title ?? pageTitle);
+  pruneContent(chosen.root, repeated, chosen.title ?? pageTitle, chosen.stats);
   if (chosen.by !== "readability" && textLength(chosen.root.textContent ?? "") < MIN_KEPT_CHARS) {
-    // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way.
-    const other = readabilityCandidate(html);
+    // Our pick, once pruned, kept next to nothing of a page: a second opinion, pruned the same way
+    // (Readability's candidate as the choice saw it, when the choice asked for it).
+    const other = chosen.passed === undefined ? readabilityCandidate(html) : chosen.passed;
     if (other !== null) {
       const otherLinks = absoluteLinks(other.root, url);
       pruneContent(other.root, repeated, other.title ?? pageTitle);
@@ -56,7 +57,11 @@ export function htmlToMarkdown(html: string, url: URL): Converted {
     }
   }
   const title = chosen.title ?? pageTitle;
-  return { title, markdown: domMarkdown(chosen.root), links, by: chosen.by };
+  // Without a title, the answer's is the markdown's first heading, which a prefix may not hold.
+  const markdown = domMarkdown(chosen.root, title === null ? undefined : wanted);
+  // A prefix that fell short of what is wanted: the tree is spent, the page is read again whole.
+  if (markdown === null) return htmlToMarkdown(html, url);
+  return { title, markdown, links, by: chosen.by };
 }
 
 /** Makes the links and images of `root` absolute (dropping those that cannot be) and lists links. */

@@ -8,7 +8,7 @@
  * at the body itself (the baseline) when no child does.
  */
 import { BODY_NAMED_SHARE, dropChrome, namesArticleBody } from "./boilerplate.ts";
-import { measure, type Stats } from "./content-stats.ts";
+import { measure, remeasure, type Stats } from "./content-stats.ts";
 
 /**
  * The share of the page's prose the chosen element must hold: a majority, so that of siblings at
@@ -31,7 +31,7 @@ export const INNER_NAMED_SHARE = 0.8;
 
 export type Candidate = {
   root: Element;
-  stats: ReadonlyMap<Element, Stats>;
+  stats: Map<Element, Stats>;
   by: "named" | "cover";
 };
 
@@ -47,14 +47,16 @@ function namedShare(element: Element): number | null {
 
 /** The main content of a page's body (which it changes: chrome is removed in place). */
 export function mainContent(body: Element): Candidate {
-  dropChrome(body, measure(body));
   const stats = measure(body);
+  remeasure(body, stats, dropChrome(body, stats));
   const total = stats.get(body)?.mass ?? 0;
   if (total === 0) return { root: body, stats, by: "cover" };
+  // The least share namedShare asks for: an element under it is not read for its name.
+  const least = Math.min(BODY_NAMED_SHARE, TAG_NAMED_SHARE) * total;
   const named = [...stats.keys()]
     .map((element) => ({ element, mass: stats.get(element)?.mass ?? 0 }))
     .filter(({ element, mass }) =>
-      element !== body && mass >= (namedShare(element) ?? Infinity) * total
+      element !== body && mass >= least && mass >= (namedShare(element) ?? Infinity) * total
     )
     .sort((a, b) => b.mass - a.mass);
   const outer = named[0];

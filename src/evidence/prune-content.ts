@@ -6,7 +6,14 @@
  * its first heading (the answer's `title` carries it).
  */
 import { dropChrome, nameWords } from "./boilerplate.ts";
-import { holds, linkShare, MAX_PARAGRAPH_LINK_SHARE, measure } from "./content-stats.ts";
+import {
+  holds,
+  linkShare,
+  MAX_PARAGRAPH_LINK_SHARE,
+  measure,
+  remeasure,
+  type Stats,
+} from "./content-stats.ts";
 
 /**
  * A block whose link text is more than this share of its text is a list of links, not prose. An
@@ -98,18 +105,45 @@ function pictured(element: Element, length: number): boolean {
 
 const normal = (text: string) => text.replace(/\s+/g, " ").trim().toLowerCase();
 
+/**
+ * Characters of `text` that are surely not white space to `\s` (all below U+0021, U+00A0, U+1680,
+ * U+2000 to U+205F, U+3000 and U+FEFF count as white space): normal() keeps each of the others,
+ * and lower-casing never shortens a text, so they bound its normalised length from below.
+ */
+function solidChars(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (
+      c > 32 && c !== 0xa0 && c !== 0x1680 && (c < 0x2000 || c > 0x205f) && c !== 0x3000 &&
+      c !== 0xfeff
+    ) n++;
+  }
+  return n;
+}
+
 /** Texts of short blocks seen more than once in `body`. */
 export function repeatedTexts(body: Element): Set<string> {
   const seen = new Map<string, number>();
   // One walk: each element's raw text length from its children's, so only short blocks' text is
-  // ever built (textContent of every element would cost the tree's size times its depth).
+  // ever built (textContent of every element would cost the tree's size times its depth); and
+  // the characters in it that are surely not white space, which its normalised text keeps, so a
+  // block of prose longer than a repeated text can be is not normalised either.
+  let solid = 0;
   const visit = (element: Element): number => {
     let length = 0;
+    const solidBefore = solid;
     for (let node = element.firstChild; node !== null; node = node.nextSibling) {
-      if (node.nodeType === 3) length += (node.nodeValue ?? "").length;
-      else if (node.nodeType === 1) length += visit(node as Element);
+      if (node.nodeType === 3) {
+        const text = node.nodeValue ?? "";
+        length += text.length;
+        solid += solidChars(text);
+      } else if (node.nodeType === 1) length += visit(node as Element);
     }
-    if (REPEAT_BLOCKS.has(element.tagName) && length <= REPEATED_MAX_CHARS * 4) {
+    if (
+      REPEAT_BLOCKS.has(element.tagName) && length <= REPEATED_MAX_CHARS * 4 &&
+      solid - solidBefore <= REPEATED_MAX_CHARS
+    ) {
       const key = normal(element.textContent ?? "");
       if (key.length >= 2 && key.length <= REPEATED_MAX_CHARS) {
         seen.set(key, (seen.get(key) ?? 0) + 1);
@@ -121,10 +155,18 @@ export function repeatedTexts(body: Element): Set<string> {
   return new Set([...seen].filter(([, n]) => n > 1).map(([key]) => key));
 }
 
-/** Prunes `root` in place; `repeated` are the page's repeated short texts, `title` its title. */
-export function pruneContent(root: Element, repeated: ReadonlySet<string>, title: string | null) {
-  dropChrome(root, measure(root));
-  const stats = measure(root);
+/**
+ * Prunes `root` in place; `repeated` are the page's repeated short texts, `title` its title, and
+ * `measured` the measures of root's tree when they were taken already (brought up to date here).
+ */
+export function pruneContent(
+  root: Element,
+  repeated: ReadonlySet<string>,
+  title: string | null,
+  measured?: Map<Element, Stats>,
+) {
+  const stats = measured ?? measure(root);
+  remeasure(root, stats, dropChrome(root, stats));
   const doomed: Element[] = [];
   const visit = (element: Element) => {
     for (let child = element.firstElementChild; child !== null; child = child.nextElementSibling) {
