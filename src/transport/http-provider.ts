@@ -101,6 +101,26 @@ type Exchange = {
   locator?: string;
 };
 
+/**
+ * The provider's own headers, the call's, then ours, each later one winning. Assigned one by one:
+ * a literal of several spreads took V8's slow path, several µs an attempt.
+ */
+function callHeaders(
+  extra: Record<string, string> | undefined,
+  call: Exchange["call"],
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (extra !== undefined) { for (const name in extra) headers[name] = extra[name] as string; }
+  if (call.headers !== undefined) {
+    for (const name in call.headers) headers[name] = call.headers[name] as string;
+  }
+  headers["content-type"] = "application/json";
+  headers.accept = "application/json";
+  if (call.requestId !== undefined) headers["x-request-id"] = call.requestId;
+  if (call.traceparent !== undefined) headers.traceparent = call.traceparent;
+  return headers;
+}
+
 /** One request, one read, one settling: the road every action takes. */
 async function exchange<A extends ProviderAction>(
   o: HttpProviderOptions,
@@ -113,21 +133,10 @@ async function exchange<A extends ProviderAction>(
   let answer;
   let release: (() => void) | null = null;
   try {
-    const extra = o.headers ? await o.headers() : {};
+    const headers = callHeaders(o.headers ? await o.headers() : undefined, x.call);
     // Queued time counts against the attempt's deadline: the signal already carries it.
     release = x.connectGate ? await x.connectGate.acquire(signal) : null;
-    answer = await o.exchange(o.endpoint, {
-      headers: {
-        ...extra,
-        ...x.call.headers,
-        "content-type": "application/json",
-        accept: "application/json",
-        ...(x.call.requestId === undefined ? {} : { "x-request-id": x.call.requestId }),
-        ...(x.call.traceparent === undefined ? {} : { traceparent: x.call.traceparent }),
-      },
-      body: JSON.stringify(x.body),
-      signal,
-    });
+    answer = await o.exchange(o.endpoint, { headers, body: JSON.stringify(x.body), signal });
     x.call.response?.responded(answer.status);
   } catch (error) {
     return failure(classifyThrown(error, "connect", signal));
