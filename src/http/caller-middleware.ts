@@ -4,7 +4,7 @@
  * fail closed (503 auth_unavailable) only for a request that presented a token or when every route
  * requires one.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Command } from "../protocol/codes.ts";
 import { ANONYMOUS, type Caller } from "../core/caller.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
@@ -23,8 +23,20 @@ export type GatewayEnv = {
     clientAddress: string;
     /** The request's server span, when the gateway traces (observe-routes.ts). */
     span?: ServerSpan | undefined;
+    /** The request's URL, once one of its readers parsed it (requestUrl). */
+    url?: URL | undefined;
   };
 };
+
+/** The request's URL, parsed once per request: several middlewares and the route each read it. */
+export function requestUrl(c: Context<GatewayEnv>): URL {
+  let url = c.get("url");
+  if (url === undefined) {
+    url = new URL(c.req.url);
+    c.set("url", url);
+  }
+  return url;
+}
 
 /** Routes open to anyone even with TRACEFETCH_REQUIRE_AUTH: liveness and the keys providers need. */
 const OPEN_ROUTES = new Set(["/v1/status", "/.well-known/jwks.json"]);
@@ -43,7 +55,7 @@ export function callerMiddleware(state: GatewayState): MiddlewareHandler<Gateway
   const { verifier, requireAuth } = state.config.auth;
   const metrics = state.config.telemetry.metrics;
   return async (c, next) => {
-    const pathname = new URL(c.req.url).pathname;
+    const pathname = requestUrl(c).pathname;
     const command = commandOf(pathname);
     const requestId = c.get("requestId");
     const refuse = (code: Parameters<typeof problemResponse>[1], message: string) => {
