@@ -121,6 +121,11 @@ function callHeaders(
   return headers;
 }
 
+/** A failure as any action's settlement: a function of its own, not a closure made per call. */
+function failed<A extends ProviderAction>(f: ReturnType<typeof protocolError>): Settlement[A] {
+  return { kind: "failure", ...f } as Settlement[A];
+}
+
 /** One request, one read, one settling: the road every action takes. */
 async function exchange<A extends ProviderAction>(
   o: HttpProviderOptions,
@@ -128,8 +133,6 @@ async function exchange<A extends ProviderAction>(
   x: Exchange,
 ): Promise<Settlement[A]> {
   const { signal } = x.call;
-  const failure = (f: ReturnType<typeof protocolError>) =>
-    ({ kind: "failure", ...f }) as Settlement[A];
   let answer;
   let release: (() => void) | null = null;
   try {
@@ -139,7 +142,7 @@ async function exchange<A extends ProviderAction>(
     answer = await o.exchange(o.endpoint, { headers, body: JSON.stringify(x.body), signal });
     x.call.response?.responded(answer.status);
   } catch (error) {
-    return failure(classifyThrown(error, "connect", signal));
+    return failed<A>(classifyThrown(error, "connect", signal));
   } finally {
     release?.();
   }
@@ -149,14 +152,14 @@ async function exchange<A extends ProviderAction>(
       case "json":
         return settle(name, read.json, { name: o.name, scope: o.scope }, x.locator);
       case "unusable":
-        return failure(protocolError(read.code, read.message));
+        return failed<A>(protocolError(read.code, read.message));
       case "refused": {
         const body = readProviderError(read.body);
         const wait = parseRetryAfter(answer.header("retry-after"), o.now());
-        if (name === "search") return failure(classifyStatus(read.status, body, wait));
+        if (name === "search") return failed<A>(classifyStatus(read.status, body, wait));
         const action = name as OptionalAction;
         const refused = classifyActionStatus(action, read.status, body, wait, x.call.declared);
-        return ("kind" in refused ? refused : failure(refused)) as Settlement[A];
+        return ("kind" in refused ? refused : failed<A>(refused)) as Settlement[A];
       }
       default: {
         const never: never = read;
@@ -165,6 +168,6 @@ async function exchange<A extends ProviderAction>(
     }
   } catch (error) {
     await answer.cancel();
-    return failure(classifyThrown(error, "body", signal));
+    return failed<A>(classifyThrown(error, "body", signal));
   }
 }
