@@ -8,7 +8,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Command } from "../protocol/codes.ts";
 import { ANONYMOUS, type Caller } from "../core/caller.ts";
 import type { GatewayState } from "../gateway/gateway-state.ts";
-import { CALLER_REFUSAL_CODES, type ServerSpan } from "../core/telemetry.ts";
+import { CALLER_REFUSAL_CODES, type MetricsPort, type ServerSpan } from "../core/telemetry.ts";
 import { problemResponse } from "./respond.ts";
 import { ROUTES } from "./route-table.ts";
 
@@ -55,31 +55,43 @@ export function callerMiddleware(state: GatewayState): MiddlewareHandler<Gateway
   const { verifier, requireAuth } = state.config.auth;
   const metrics = state.config.telemetry.metrics;
   return async (c, next) => {
-    const pathname = requestUrl(c).pathname;
-    const command = commandOf(pathname);
-    const requestId = c.get("requestId");
-    const refuse = (code: Parameters<typeof problemResponse>[1], message: string) => {
-      if (CALLER_REFUSAL_CODES.has(code)) metrics?.refused(code);
-      return problemResponse(command, code, requestId, message);
-    };
     const header = c.req.header("authorization");
     if (header === undefined) {
-      if (requireAuth && !OPEN_ROUTES.has(pathname)) {
-        return refuse("unauthorized", "this gateway requires a bearer token");
+      if (requireAuth && !OPEN_ROUTES.has(requestUrl(c).pathname)) {
+        return refusal(c, metrics, "unauthorized", "this gateway requires a bearer token");
       }
       c.set("caller", ANONYMOUS);
       return await next();
     }
     const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
     if (match === null) {
-      return refuse("token_invalid", 'send "Authorization: Bearer <token>"');
+      return refusal(c, metrics, "token_invalid", 'send "Authorization: Bearer <token>"');
     }
     if (verifier === null) {
-      return refuse("token_invalid", "this gateway accepts no tokens (none are configured)");
+      return refusal(
+        c,
+        metrics,
+        "token_invalid",
+        "this gateway accepts no tokens (none are configured)",
+      );
     }
     const verified = await verifier(match[1] as string);
-    if (!verified.ok) return refuse(verified.code, verified.message);
+    if (!verified.ok) return refusal(c, metrics, verified.code, verified.message);
     c.set("caller", verified.caller);
     return await next();
   };
+}
+
+/**
+ * A request refused for its caller, counted when the metrics count that code. Its route's command
+ * is looked up only here: an admitted request never needs it.
+ */
+function refusal(
+  c: Context<GatewayEnv>,
+  metrics: MetricsPort | null,
+  code: Parameters<typeof problemResponse>[1],
+  message: string,
+): Response {
+  if (CALLER_REFUSAL_CODES.has(code)) metrics?.refused(code);
+  return problemResponse(commandOf(requestUrl(c).pathname), code, c.get("requestId"), message);
 }
