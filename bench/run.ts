@@ -115,7 +115,9 @@ async function main(): Promise<void> {
       notes([
         "200 sequential searches (limit=20) after 20 warm-up rounds, each target's p50 (p99) " +
         "minus the p50 (p99) of the client's own 8 concurrent calls to the same providers, " +
-        "gateway, naive and those calls taking turns.",
+        "gateway, naive, the relay and those calls taking turns. The relay makes the same 8 " +
+        "calls with undici and answers their bodies unparsed in one array: one more process " +
+        "and HTTP exchange, no work.",
         'time to the first NDJSON line starting {"event":"provider", minus 10 ms, over 100 ' +
         "sequential streamed searches; 'direct' is the 10 ms provider called without a gateway.",
         memNote,

@@ -20,6 +20,7 @@ import {
   startCeiling,
   startGateway,
   startNaive,
+  startRelay,
   type Urls,
   verify,
 } from "./targets.ts";
@@ -62,10 +63,20 @@ async function pair(
 
 const lat = (xs: number[]) => `${ms(p50(xs))} / ${ms(p99(xs))}`;
 
+/** Refuses to measure a relay that does not hand back every provider's answer. */
+async function verifyRelay(url: string, providers: number): Promise<void> {
+  const res = await fetch(url);
+  const body = (await res.json()) as unknown;
+  if (res.status !== 200 || !Array.isArray(body) || body.length !== providers) {
+    throw new Error(`the relay at ${url} answered ${res.status}`);
+  }
+}
+
 /**
  * 1: what the gateway adds to one search over 8 providers that each answer after 50 ms: its
  * latency at p50 and p99 minus the client's own 8 concurrent calls to the same providers, which
- * carry the same 50 ms, the same timer slack and the same connections.
+ * carry the same 50 ms, the same timer slack and the same connections. The relay takes its turns
+ * too: what one more process and one more HTTP exchange cost here, doing nothing else.
  */
 export async function overhead(urls: Urls, compare?: string): Promise<Row[]> {
   const params = { q: "deadline", limit: String(SLOW_CANDIDATES) };
@@ -73,12 +84,18 @@ export async function overhead(urls: Urls, compare?: string): Promise<Row[]> {
   const own: Probe = GROUPS.slow8.map((name) => direct(urls[name], SLOW_CANDIDATES));
   let runs: Timed[][];
   try {
-    runs = await interleaved([own, ...specs], 20, 200);
+    const relay = await startRelay(urls, GROUPS.slow8);
+    children.push(relay);
+    await verifyRelay(searchUrl(relay, params), GROUPS.slow8.length);
+    runs = await interleaved([own, ...specs, { url: distinctSearches(relay, params) }], 20, 200);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
   }
-  const [floor, gw, nv, cmp] = runs.map(totals) as [number[], number[], number[], number[]?];
+  const floor = totals(runs[0]);
+  const [gw, nv, cmp] = runs.slice(1, -1).map(totals) as [number[], number[], number[]?];
+  const relayed = totals(runs.at(-1));
   const over = (xs: number[], p: (v: readonly number[]) => number) => p(xs) - p(floor);
+  const both = (xs: number[]) => `${ms(over(xs, p50))} / ${ms(over(xs, p99))}`;
   const rows: Row[] = [
     {
       measurement: "1 overhead p50, 8 providers x 20 cand. at 50 ms [1]",
@@ -104,13 +121,21 @@ export async function overhead(urls: Urls, compare?: string): Promise<Row[]> {
       target: "(info)",
       result: "",
     },
+    {
+      measurement: "1 relay (one more hop, no work): overhead p50 / p99",
+      gateway: both(relayed),
+      naive: "",
+      reference: `gateway ${both(gw)}`,
+      target: "(info)",
+      result: "",
+    },
   ];
   if (cmp !== undefined) {
     rows.push({
       measurement: "1 compared tree: overhead p50 / p99",
-      gateway: `${ms(over(cmp, p50))} / ${ms(over(cmp, p99))}`,
+      gateway: both(cmp),
       naive: "",
-      reference: `this tree ${ms(over(gw, p50))} / ${ms(over(gw, p99))}`,
+      reference: `this tree ${both(gw)}`,
       target: "(info)",
       result: "",
     });

@@ -133,6 +133,14 @@ export function startNaive(urls: Urls, names: readonly string[]): Promise<Child<
   });
 }
 
+/** The relay over these providers (bench/relay-gateway.ts): one more process and hop, no work. */
+export function startRelay(urls: Urls, names: readonly string[]): Promise<Child<Port>> {
+  return startChild("relay", "./relay-gateway.ts", {
+    env: { BENCH_RELAY_PROVIDERS: JSON.stringify(pick(urls, names)) },
+    execArgv: ["--expose-gc"],
+  });
+}
+
 export function startCeiling(urls: Urls, name: string): Promise<Child<Port>> {
   const [provider] = pick(urls, [name]);
   return startChild("ceiling", "./ceiling-gateway.ts", {

@@ -7,14 +7,31 @@ import type { SearchRequest } from "../protocol/search-request.ts";
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { type Caller, subjectOf } from "../core/caller.ts";
 
-/** JSON with every object's keys sorted, so equal values always give equal text. */
+/**
+ * JSON with every object's keys sorted, so equal values always give equal text; a property whose
+ * value is undefined is left out, as JSON.stringify leaves it out. Built in one string, without the
+ * arrays of entries a map and join would make for every object.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ",";
+      // As JSON.stringify inside join: what has no JSON text (undefined, a function) is empty.
+      out += canonicalJson(value[i]) ?? "";
+    }
+    return `${out}]`;
+  }
   if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+    const record = value as Record<string, unknown>;
+    let out = "{";
+    for (const key of Object.keys(record).sort()) {
+      const item = record[key];
+      if (item === undefined) continue;
+      if (out.length > 1) out += ",";
+      out += `${JSON.stringify(key)}:${canonicalJson(item)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value);
 }
@@ -42,10 +59,10 @@ export function searchIdentity(
   caller: Caller,
   run: readonly ProviderSpec[],
 ): string {
-  const { view: _view, ...asked } = request;
   const personal = !run.every(isPublic);
   return canonicalJson({
-    request: asked,
+    // `view` undefined is left out, as a rest pattern would leave it (and costs less).
+    request: { ...request, view: undefined },
     entitlements: entitlementsOf(caller),
     ...(personal ? { sub: subjectOf(caller) } : {}),
   });

@@ -91,13 +91,18 @@ export class Suspensions {
 
   /** One step; a claim it makes starts the probe. The note for the attempt's message. */
   #step(spec: ProviderSpec, event: BreakerEvent, start: StartProbe): string | Promise<string> {
-    const claimed = (effect: BreakerEffect): string => {
-      if (effect.kind === "claimed") start(this.#claim(spec, effect));
-      return stepNote(effect);
-    };
     const effect = this.state.stepBreaker(spec.name, event, claimMs(spec));
-    // In memory the step is taken in this turn, and the fan-out takes its note as it comes.
-    return effect instanceof Promise ? effect.then(claimed) : claimed(effect);
+    // In memory the step is taken in this turn, and the fan-out takes its note as it comes (with
+    // no closure made for a store's answer).
+    return effect instanceof Promise
+      ? effect.then((stepped) => this.#taken(spec, stepped, start))
+      : this.#taken(spec, effect, start);
+  }
+
+  /** A step's effect: a claim starts the probe. The note for the attempt's message. */
+  #taken(spec: ProviderSpec, effect: BreakerEffect, start: StartProbe): string {
+    if (effect.kind === "claimed") start(this.#claim(spec, effect));
+    return stepNote(effect);
   }
 
   #claim(

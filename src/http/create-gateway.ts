@@ -16,7 +16,7 @@ import type { Settings } from "../config/settings.ts";
 import { GatewayState } from "../gateway/gateway-state.ts";
 import type { ActionAsk } from "../gateway/action-run.ts";
 import { streamFormat, streamSearch } from "./search-stream.ts";
-import { callerMiddleware, type GatewayEnv } from "./caller-middleware.ts";
+import { callerMiddleware, type GatewayEnv, requestUrl } from "./caller-middleware.ts";
 import { clientAddressMiddleware } from "./client-address.ts";
 import { BodiesInRead, bodyReader } from "./request-bodies.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
@@ -37,7 +37,7 @@ import { observeRequests, registerMetricsOff, registerMetricsRoute } from "./obs
 
 /** 405 with the Allow header RFC 9110 section 15.5.6 requires. */
 function notAllowed(c: Context<GatewayEnv>, command: Command, allow: string): Response {
-  const path = new URL(c.req.url).pathname;
+  const path = requestUrl(c).pathname;
   return envelopeResponse(
     problemEnvelope(
       command,
@@ -85,7 +85,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
   // Around everything after the request id, so a 404, a 405 or a refused token is indented too.
   app.use("*", prettyJson());
   app.use("*", async (c, next) => {
-    const path = new URL(c.req.url).pathname;
+    const path = requestUrl(c).pathname;
     // One spelling per route: `/v1/search/` is not `/v1/search`.
     if (path.length > 1 && path.endsWith("/")) {
       return problemResponse("unknown", "not_found", c.get("requestId"), `no route ${path}`);
@@ -242,7 +242,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
   });
   app.get(
     "/v1/fetch",
-    async (c) => fetchPage(c, (await loadFetchRoute()).fetchRequestFromQuery(new URL(c.req.url))),
+    async (c) => fetchPage(c, (await loadFetchRoute()).fetchRequestFromQuery(requestUrl(c))),
   );
   app.post("/v1/verify", async (c) => {
     const requestId = c.get("requestId");
@@ -299,7 +299,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
     return (await loadMcp()).answerMcp(c, state, bytes, evidence);
   });
   app.get("/v1/search", (c) => {
-    const read = requestFromQuery(new URL(c.req.url));
+    const read = requestFromQuery(requestUrl(c));
     return search(c, read, read.ok ? read.stream : null);
   });
 
@@ -317,7 +317,7 @@ export function createGateway(settings: Settings, ports: GatewayPorts = {}): Hon
       "unknown",
       "not_found",
       c.get("requestId") ?? crypto.randomUUID(),
-      `no route ${c.req.method} ${new URL(c.req.url).pathname}`,
+      `no route ${c.req.method} ${requestUrl(c).pathname}`,
     )
   );
 

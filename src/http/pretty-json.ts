@@ -6,7 +6,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { problemEnvelope } from "../envelope/build-envelope.ts";
-import { commandOf, type GatewayEnv } from "./caller-middleware.ts";
+import { commandOf, type GatewayEnv, requestUrl } from "./caller-middleware.ts";
 import { envelopeResponse } from "./respond.ts";
 
 /** Why a `pretty` value is refused, or null when it is one of the two it may have. */
@@ -21,7 +21,7 @@ export function prettyProblem(values: readonly string[]): string | null {
 export function prettyJson(): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     if (c.req.raw.method !== "GET") return await next();
-    const url = new URL(c.req.url);
+    const url = requestUrl(c);
     const values = url.searchParams.getAll("pretty");
     await next();
     const problem = prettyProblem(values);

@@ -23,13 +23,13 @@ function envelopeHeaders(
   envelope: Envelope,
   headers: Record<string, string>,
 ): Record<string, string> {
-  const out: Record<string, string> = {
-    ...headers,
-    "content-type": "application/json; charset=utf-8",
-    ...NO_SNIFF,
-    "x-request-id": envelope.request_id,
-    "cache-control": "no-store",
-  };
+  // Assigned one by one: a literal mixing spreads and fields took V8's slow path, several µs an answer.
+  const out: Record<string, string> = {};
+  for (const name in headers) out[name] = headers[name] as string;
+  out["content-type"] = "application/json; charset=utf-8";
+  out["x-content-type-options"] = NO_SNIFF["x-content-type-options"];
+  out["x-request-id"] = envelope.request_id;
+  out["cache-control"] = "no-store";
   const challenge = CHALLENGES[envelope.code];
   if (challenge) out["www-authenticate"] = challenge;
   if (envelope.retry_after_ms !== undefined) {

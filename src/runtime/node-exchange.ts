@@ -32,11 +32,42 @@ const DUMP_LIMIT_BYTES = 128 * 1024;
 /** Endpoints parsed once: a manifest names few, and a URL costs more than the lookup. */
 const MAX_TARGETS = 1024;
 
-/** Request headers as fetch would send them (names and values checked by Headers), gzip asked. */
+/** A header name as Headers keeps it: a token, in lower case. */
+const PLAIN_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/;
+/**
+ * A value Headers keeps as it is: visible ASCII or Latin-1 at both ends, spaces and tabs only
+ * between (RFC 9110's field-content). Anything else goes through Headers, which checks it.
+ */
+const PLAIN_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/;
+
+/**
+ * Request headers as fetch would send them (names and values checked by Headers), gzip asked. A
+ * record Headers would hand back as it is (lower-case token names, plain values) skips it: a
+ * Headers object built and read back cost about 10 µs an attempt; anything else goes through it.
+ */
 export function requestHeaders(init: HeadersInit | undefined): Record<string, string> {
+  if (init !== undefined && isPlainRecord(init)) {
+    const out: Record<string, string> = {};
+    for (const name in init) out[name] = init[name] as string;
+    if (!("accept-encoding" in out)) out["accept-encoding"] = "gzip, deflate, br";
+    return out;
+  }
   const headers = new Headers(init);
   if (!headers.has("accept-encoding")) headers.set("accept-encoding", "gzip, deflate, br");
   return Object.fromEntries(headers);
+}
+
+function isPlainRecord(init: HeadersInit): init is Record<string, string> {
+  if (Array.isArray(init) || init instanceof Headers) return false;
+  if (Object.getPrototypeOf(init) !== Object.prototype) return false;
+  for (const name in init) {
+    if (!Object.hasOwn(init, name) || name === "__proto__") return false;
+    const value = (init as Record<string, unknown>)[name];
+    if (typeof value !== "string" || !PLAIN_NAME.test(name) || !PLAIN_VALUE.test(value)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 export function nodeExchange(agent: Agent): ProviderExchange {

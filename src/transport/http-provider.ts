@@ -101,6 +101,31 @@ type Exchange = {
   locator?: string;
 };
 
+/**
+ * The provider's own headers, the call's, then ours, each later one winning. Assigned one by one:
+ * a literal of several spreads took V8's slow path, several µs an attempt.
+ */
+function callHeaders(
+  extra: Record<string, string> | undefined,
+  call: Exchange["call"],
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (extra !== undefined) { for (const name in extra) headers[name] = extra[name] as string; }
+  if (call.headers !== undefined) {
+    for (const name in call.headers) headers[name] = call.headers[name] as string;
+  }
+  headers["content-type"] = "application/json";
+  headers.accept = "application/json";
+  if (call.requestId !== undefined) headers["x-request-id"] = call.requestId;
+  if (call.traceparent !== undefined) headers.traceparent = call.traceparent;
+  return headers;
+}
+
+/** A failure as any action's settlement: a function of its own, not a closure made per call. */
+function failed<A extends ProviderAction>(f: ReturnType<typeof protocolError>): Settlement[A] {
+  return { kind: "failure", ...f } as Settlement[A];
+}
+
 /** One request, one read, one settling: the road every action takes. */
 async function exchange<A extends ProviderAction>(
   o: HttpProviderOptions,
@@ -108,29 +133,16 @@ async function exchange<A extends ProviderAction>(
   x: Exchange,
 ): Promise<Settlement[A]> {
   const { signal } = x.call;
-  const failure = (f: ReturnType<typeof protocolError>) =>
-    ({ kind: "failure", ...f }) as Settlement[A];
   let answer;
   let release: (() => void) | null = null;
   try {
-    const extra = o.headers ? await o.headers() : {};
+    const headers = callHeaders(o.headers ? await o.headers() : undefined, x.call);
     // Queued time counts against the attempt's deadline: the signal already carries it.
     release = x.connectGate ? await x.connectGate.acquire(signal) : null;
-    answer = await o.exchange(o.endpoint, {
-      headers: {
-        ...extra,
-        ...x.call.headers,
-        "content-type": "application/json",
-        accept: "application/json",
-        ...(x.call.requestId === undefined ? {} : { "x-request-id": x.call.requestId }),
-        ...(x.call.traceparent === undefined ? {} : { traceparent: x.call.traceparent }),
-      },
-      body: JSON.stringify(x.body),
-      signal,
-    });
+    answer = await o.exchange(o.endpoint, { headers, body: JSON.stringify(x.body), signal });
     x.call.response?.responded(answer.status);
   } catch (error) {
-    return failure(classifyThrown(error, "connect", signal));
+    return failed<A>(classifyThrown(error, "connect", signal));
   } finally {
     release?.();
   }
@@ -140,14 +152,14 @@ async function exchange<A extends ProviderAction>(
       case "json":
         return settle(name, read.json, { name: o.name, scope: o.scope }, x.locator);
       case "unusable":
-        return failure(protocolError(read.code, read.message));
+        return failed<A>(protocolError(read.code, read.message));
       case "refused": {
         const body = readProviderError(read.body);
         const wait = parseRetryAfter(answer.header("retry-after"), o.now());
-        if (name === "search") return failure(classifyStatus(read.status, body, wait));
+        if (name === "search") return failed<A>(classifyStatus(read.status, body, wait));
         const action = name as OptionalAction;
         const refused = classifyActionStatus(action, read.status, body, wait, x.call.declared);
-        return ("kind" in refused ? refused : failure(refused)) as Settlement[A];
+        return ("kind" in refused ? refused : failed<A>(refused)) as Settlement[A];
       }
       default: {
         const never: never = read;
@@ -156,6 +168,6 @@ async function exchange<A extends ProviderAction>(
     }
   } catch (error) {
     await answer.cancel();
-    return failure(classifyThrown(error, "body", signal));
+    return failed<A>(classifyThrown(error, "body", signal));
   }
 }

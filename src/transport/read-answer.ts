@@ -60,13 +60,11 @@ export async function readAnswer(
 ): Promise<AnswerRead> {
   const { status } = answer;
   const contentType = answer.header("content-type") ?? "";
-  const unusable = async (code: UnusableCode, message: string): Promise<AnswerRead> => {
-    await answer.cancel();
-    return { kind: "unusable", code, status, contentType, message };
-  };
   // A redirect is never followed: only URLs from the manifest or the settings are called.
   if (answer.opaqueRedirect || (status >= 300 && status < 400)) {
-    return await unusable(
+    return await givenUp(
+      answer,
+      contentType,
       "redirect",
       `the provider answered a redirect (HTTP ${status}), which is never followed`,
     );
@@ -74,7 +72,9 @@ export async function readAnswer(
   // A runtime whose client hands over an interim 1xx as the answer (workerd does) has lost the
   // final one; nothing usable can follow on this exchange.
   if (status < 200) {
-    return await unusable(
+    return await givenUp(
+      answer,
+      contentType,
       "interim_response",
       `the provider's answer ended at an informational status (HTTP ${status}), which carries no answer`,
     );
@@ -82,13 +82,17 @@ export async function readAnswer(
   if (status >= 300) return { kind: "refused", status, body: await errorBody(answer, options) };
   // 204 and 205 carry no body by definition, and an answer is a body.
   if (status === 204 || status === 205) {
-    return await unusable(
+    return await givenUp(
+      answer,
+      contentType,
       "invalid_json",
       `the provider answered HTTP ${status}, which has no body`,
     );
   }
   if (!JSON_CONTENT_TYPE.test(contentType)) {
-    return await unusable(
+    return await givenUp(
+      answer,
+      contentType,
       "wrong_content_type",
       `the provider answered content-type "${contentType}", not application/json`,
     );
@@ -123,6 +127,17 @@ export async function readAnswer(
     };
   }
   return { kind: "json", json };
+}
+
+/** An answer that cannot be used, once its body was given up. */
+async function givenUp(
+  answer: ProviderAnswer,
+  contentType: string,
+  code: UnusableCode,
+  message: string,
+): Promise<AnswerRead> {
+  await answer.cancel();
+  return { kind: "unusable", code, status: answer.status, contentType, message };
 }
 
 /**
