@@ -150,8 +150,8 @@ async function main(): Promise<void> {
         "cached fetch and a cached search (one zero-delay provider with cache_ttl_seconds) " +
         "taking turns over HTTP, 300 each after 30 warm-up rounds, against a gateway started " +
         "as `npm start` starts it; then 100 uncached fetches (max_age_seconds=0) through a " +
-        "gateway built in this process, each one's CPU (process.cpuUsage, serving the page " +
-        "included) beside extractPage alone on the same page.",
+        "gateway built in this process, each one's CPU (process.cpuUsage; the page is served " +
+        "by a child process, not counted) beside extractPage alone on the same page.",
         "two gateways started as `npm start` starts them over [6]'s providers: one with metrics " +
         "kept and traces exported (http/protobuf, the default) to an OTLP/HTTP receiver on " +
         "127.0.0.1, one with TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each " +
