@@ -111,7 +111,7 @@ describe("extractor rules on misleading names", () => {
     assert.ok(!content.includes("]("), content);
   });
 
-  it("asks Readability when no element holds the article and our pick is the page", async () => {
+  it("asks Readability when no element holds the article and our pick is the page", () => {
     // Teasers with a summary each hold prose too: the article holds less than half the page's, and
     // the walk down from the body stops at the page's wrapper, which holds long prose, few links.
     const teasers = (n: number) =>
