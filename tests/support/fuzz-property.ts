@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { countCrashes, type FuzzSettings } from "./fuzz-run.ts";
+import { checkToFloor, countCrashes, type FuzzSettings } from "./fuzz-run.ts";
 
 /** A run (one request to the gateway and its checks) that takes longer than this is hung. */
 export const HUNG_RUN_MS = 15_000;
@@ -52,17 +52,11 @@ export async function runFuzz<T>(options: {
         `an uncaught exception or unhandled rejection during this run: ${String(crashes.last())}`,
       );
     });
-    const details = await fc.check(property, {
-      numRuns: settings.runs,
-      ...(settings.seconds === null
-        ? {}
-        : { interruptAfterTimeLimit: settings.seconds * 1_000, markInterruptAsFailure: false }),
-      ...(settings.seed === undefined ? {} : { seed: settings.seed }),
-    });
+    const { details, runs, seeds } = await checkToFloor(property, settings);
     const seconds = (performance.now() - started) / 1_000;
     console.log(
-      `${options.name}: ${details.numRuns} runs in ${seconds.toFixed(1)} s ` +
-        `(${(details.numRuns / seconds).toFixed(0)} runs/s, seed ${details.seed})`,
+      `${options.name}: ${runs} runs in ${seconds.toFixed(1)} s ` +
+        `(${(runs / seconds).toFixed(0)} runs/s, seed ${seeds})`,
     );
     if (details.failed) {
       const error = details.errorInstance;
@@ -76,10 +70,10 @@ export async function runFuzz<T>(options: {
       throw new Error(report);
     }
     assert.ok(
-      details.numRuns >= settings.floor,
-      `${options.name}: only ${details.numRuns} runs in ${settings.seconds} s; at least ${settings.floor} are required`,
+      runs >= settings.floor,
+      `${options.name}: only ${runs} runs in ${settings.seconds} s; at least ${settings.floor} are required`,
     );
-    return { runs: details.numRuns, seconds };
+    return { runs, seconds };
   } finally {
     crashes.stop();
   }

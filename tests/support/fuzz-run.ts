@@ -78,9 +78,41 @@ export function fuzzSettings(
 }
 
 /**
- * Searches once per generated answer until `runs` or `seconds`, whichever comes first; fails on
- * the first answer that breaks an assertion (shrunk to a minimal one) or when fewer than `floor`
- * runs were done.
+ * Checks `property` until `runs` or `seconds`, whichever comes first; when the time ran out before
+ * `floor` runs (a machine busy with every suite at once), goes on without a time limit until the
+ * floor is reached, on the next seed: the floor is a count, so a slow machine takes longer instead
+ * of failing, and a fast one still stops at the time limit. `details` are the last part's,
+ * `runs` the count of both, `seeds` each part's seed (to replay with TRACEFETCH_FUZZ_SEED).
+ */
+export async function checkToFloor<T>(
+  property: fc.IAsyncProperty<T>,
+  settings: FuzzSettings,
+): Promise<{ details: fc.RunDetails<T>; runs: number; seeds: string }> {
+  const first = await fc.check(property, {
+    numRuns: settings.runs,
+    ...(settings.seconds === null
+      ? {}
+      : { interruptAfterTimeLimit: settings.seconds * 1_000, markInterruptAsFailure: false }),
+    ...(settings.seed === undefined ? {} : { seed: settings.seed }),
+  });
+  if (first.failed || first.numRuns >= settings.floor) {
+    return { details: first, runs: first.numRuns, seeds: String(first.seed) };
+  }
+  const rest = await fc.check(property, {
+    numRuns: settings.floor - first.numRuns,
+    seed: (first.seed + 1) | 0,
+  });
+  return {
+    details: rest,
+    runs: first.numRuns + rest.numRuns,
+    seeds: `${first.seed} then ${rest.seed}`,
+  };
+}
+
+/**
+ * Searches once per generated answer until `runs` or `seconds`, whichever comes first, and at least
+ * `floor` times (checkToFloor); fails on the first answer that breaks an assertion (shrunk to a
+ * minimal one).
  */
 export async function runProviderFuzz(options: {
   runtime: string;
@@ -114,17 +146,11 @@ export async function runProviderFuzz(options: {
       );
       assertSearch(played, exchange, providers.hosts, options.runtime);
     });
-    const details = await fc.check(property, {
-      numRuns: settings.runs,
-      ...(settings.seconds === null
-        ? {}
-        : { interruptAfterTimeLimit: settings.seconds * 1_000, markInterruptAsFailure: false }),
-      ...(settings.seed === undefined ? {} : { seed: settings.seed }),
-    });
+    const { details, runs, seeds } = await checkToFloor(property, settings);
     const seconds = (performance.now() - started) / 1_000;
     console.log(
-      `provider fuzz on ${options.runtime}: ${details.numRuns} runs in ${seconds.toFixed(1)} s ` +
-        `(${(details.numRuns / seconds).toFixed(0)} runs/s, seed ${details.seed})`,
+      `provider fuzz on ${options.runtime}: ${runs} runs in ${seconds.toFixed(1)} s ` +
+        `(${(runs / seconds).toFixed(0)} runs/s, seed ${seeds})`,
     );
     if (details.failed) {
       const error = details.errorInstance;
@@ -136,8 +162,8 @@ export async function runProviderFuzz(options: {
       throw new Error(report);
     }
     assert.ok(
-      details.numRuns >= settings.floor,
-      `only ${details.numRuns} runs in ${settings.seconds} s; at least ${settings.floor} are required`,
+      runs >= settings.floor,
+      `only ${runs} runs in ${settings.seconds} s; at least ${settings.floor} are required`,
     );
   } finally {
     crashes.stop();
