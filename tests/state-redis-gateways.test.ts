@@ -30,6 +30,13 @@ import {
 import { cachedProvider, searchesAt } from "./support/answer-cache-scenarios.ts";
 import { startServer, type TestServer } from "./support/servers.ts";
 
+/**
+ * The store's timeout in these runs: they test sharing, not the timeout (its own tests and bench
+ * scenario 6 do), and on a machine running every suite at once a Redis call has taken over the
+ * default 250 ms, which falls back and fails "no operation fell back".
+ */
+const STATE_TIMEOUT_MS = 2_000;
+
 const root = fileURLToPath(new URL("..", import.meta.url));
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
@@ -131,6 +138,7 @@ if (missing !== null) {
           TRACEFETCH_STATE_URL: redis.url,
           TRACEFETCH_STATE_SECRET: "a test secret of at least 32 bytes!",
           TRACEFETCH_STATE_PREFIX: `tracefetch-test:${crypto.randomUUID()}:`,
+          TRACEFETCH_STATE_TIMEOUT_MS: String(STATE_TIMEOUT_MS),
         };
         gateways = await Promise.all([startGateway(runtime, env), startGateway(runtime, env)]);
         const [a, b] = gateways.map((g) => instanceAt(g.url));
