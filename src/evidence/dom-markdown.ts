@@ -53,23 +53,11 @@ function insideDataTable(node: Node): boolean {
   return table !== null && table !== undefined && dataTable(table);
 }
 
-const BLOCKS = new Set([
-  "P",
-  "DIV",
-  "H1",
-  "H2",
-  "H3",
-  "H4",
-  "H5",
-  "H6",
-  "UL",
-  "OL",
-  "LI",
-  "TABLE",
-  "BLOCKQUOTE",
-  "PRE",
-  "SECTION",
-]);
+/** Elements whose markdown is a block of its own in every use below. */
+const BLOCK_TAGS = ["P", "DIV", "SECTION", "UL", "OL", "TABLE", "BLOCKQUOTE", "PRE"] as const;
+const HEADINGS = ["H1", "H2", "H3", "H4", "H5", "H6"] as const;
+
+const BLOCKS = new Set<string>([...BLOCK_TAGS, ...HEADINGS, "LI"]);
 
 /** Whether a block element is inside `element` (a walk: a selector is parsed anew on each call). */
 function holdsBlock(element: Element): boolean {
@@ -152,24 +140,12 @@ export const CUT_SLACK_SHARE = 1.1;
 export const CUT_SLACK_CHARS = 1_000;
 
 /** Blocks whose markdown stands between blank lines whatever follows: a cut between two is clean. */
-const CUT_BLOCKS = new Set([
-  "P",
-  "DIV",
-  "SECTION",
+const CUT_BLOCKS = new Set<string>([
+  ...BLOCK_TAGS,
+  ...HEADINGS,
   "ARTICLE",
   "MAIN",
-  "H1",
-  "H2",
-  "H3",
-  "H4",
-  "H5",
-  "H6",
-  "UL",
-  "OL",
   "DL",
-  "BLOCKQUOTE",
-  "TABLE",
-  "PRE",
   "HR",
   "FIGURE",
 ]);
