@@ -222,7 +222,9 @@ describe("suspension", () => {
         const pending = Promise.resolve(
           app.request("/v1/search?q=x&view=full", { signal: caller.signal }),
         );
-        await waitFor("the search to reach the provider", () => p.searches() === before + 1);
+        // At least one more: a search of the loop above, cut off by its deadline after sending its
+        // request, may reach the provider late on a loaded machine and count too.
+        await waitFor("the search to reach the provider", () => p.searches() > before);
         caller.abort();
         const res = await pending.catch(() => null);
         if (res !== null) {
