@@ -2,7 +2,8 @@
 /**
  * The extractor's internals, loaded on demand by extractPage. Our own heuristics (main-content.ts)
  * pick the page's main content from a linkedom document; when their pick leaves doubt, Readability
- * reads the same document and content-choice.ts keeps the better candidate by measurable signals. The chosen content's links are made absolute and listed, it is pruned of boilerplate
+ * reads the same document and content-choice.ts keeps the better candidate by measurable signals.
+ * The chosen content's links are made absolute and listed, it is pruned of boilerplate
  * (prune-content.ts), and dom-markdown.ts writes it as markdown.
  */
 import { parseHTML } from "linkedom";

@@ -50,7 +50,10 @@ const LINK_BLOCKS = new Set([
   "H6",
 ]);
 
-/** Elements whose repeated short text is chrome; table cells repeat as a matter of course ("yes", "-"). */
+/**
+ * Elements whose repeated short text is chrome; table cells repeat as a matter of course ("yes",
+ * "-").
+ */
 const REPEAT_BLOCKS = new Set(["P", "DIV", "SECTION", "UL", "OL", "LI", "SPAN", "A", "HEADER"]);
 
 /**
