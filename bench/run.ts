@@ -155,9 +155,9 @@ async function main(): Promise<void> {
         "two gateways started as `npm start` starts them over [6]'s providers: one with metrics " +
         "kept and traces exported (http/protobuf, the default) to an OTLP/HTTP receiver on " +
         "127.0.0.1, one with TRACEFETCH_METRICS=off and no endpoint; 500 sequential searches each " +
-        "after 50 warm-up rounds, taking turns. CPU per search: each gateway process's user + " +
-        "system CPU (/proc) over those 500 searches, read after the warm-up and a 2 s pause, " +
-        "exports and garbage collection included.",
+        "after 1,000 warm-up rounds (to their steady state), taking turns. CPU per search: each " +
+        "gateway process's user + system CPU (/proc) over those 500 searches, read after the " +
+        "warm-up and a 2 s pause, exports and garbage collection included.",
       ])
     }`);
     const misses = rows.filter((r) => r.result === "MISS").length;
