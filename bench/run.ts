@@ -113,20 +113,23 @@ async function main(): Promise<void> {
     if (details !== "") console.log(`\n${details}`);
     console.log(`\n${
       notes([
+        "each target warmed to its steady state (1,000 searches, 16 at a time, or 10 s), then " +
         "200 sequential searches (limit=20) after 20 warm-up rounds, each target's p50 (p99) " +
         "minus the p50 (p99) of the client's own 8 concurrent calls to the same providers, " +
         "gateway, naive, the relay and those calls taking turns. The relay makes the same 8 " +
         "calls with undici and answers their bodies unparsed in one array: one more process " +
         "and HTTP exchange, no work.",
         'time to the first NDJSON line starting {"event":"provider", minus 10 ms, over 100 ' +
-        "sequential streamed searches; 'direct' is the 10 ms provider called without a gateway.",
+        "sequential streamed searches after [1]'s warm-up; 'direct' is the 10 ms provider " +
+        "called without a gateway.",
         memNote,
         "closed loop, 16 keep-alive connections; each target warmed (1,000 searches or 3 s), then five 1 s windows " +
         "each, targets taking turns; the ceiling is a bare Hono route making one fetch. CPU per " +
         "search: the target process's user + system CPU (/proc) over its windows divided by the " +
         "searches it served in them; for workerd, workerd's own process.",
-        "300 sequential searches after 50 warm-up rounds, gateway, naive and the single-fetch " +
-        "ceiling (over one of the same providers) taking turns.",
+        "each target warmed as in [1], then 300 sequential searches after 50 warm-up rounds, " +
+        "gateway, naive and the single-fetch ceiling (over one of the same providers) taking " +
+        "turns.",
         "gateways started as `npm start` starts them, one with no store and one with Redis " +
         "(redis-server on 127.0.0.1), 500 sequential searches each after 50 warm-up rounds, " +
         "taking turns; Redis minus no store. Then 200 trials on gateways A and B over that " +

@@ -1,13 +1,19 @@
 /**
  * Latency scenarios: (1) overhead over 8 providers that each take 50 ms, against the client's own 8
  * concurrent calls to them, (2) time to the first streamed `provider` event, (5) unloaded latency
- * over zero-delay providers. Sequential requests, after a warm-up, so each number is the cost of
- * one search alone; the gateway, the naive baseline and the reference take turns, so background
- * load falls on all of them alike. Every search carries a distinct query. p99 is reported beside
- * every p50.
+ * over zero-delay providers. Sequential requests, after each target is warmed to its steady state
+ * (`warmToSteadyState`), so each number is the cost of one search alone in service; the gateway,
+ * the naive baseline and the reference take turns, so background load falls on all of them alike.
+ * Every search carries a distinct query. p99 is reported beside every p50.
  */
 import type { Child } from "./children.ts";
-import { interleaved, type Probe, type RequestSpec, type Timed } from "./http-client.ts";
+import {
+  interleaved,
+  type Probe,
+  type RequestSpec,
+  type Timed,
+  warmToSteadyState,
+} from "./http-client.ts";
 import { type Row, verdict } from "./report.ts";
 import { ms, p50, p99 } from "./stats.ts";
 import {
@@ -87,7 +93,9 @@ export async function overhead(urls: Urls, compare?: string): Promise<Row[]> {
     const relay = await startRelay(urls, GROUPS.slow8);
     children.push(relay);
     await verifyRelay(searchUrl(relay, params), GROUPS.slow8.length);
-    runs = await interleaved([own, ...specs, { url: distinctSearches(relay, params) }], 20, 200);
+    const relayed = { url: distinctSearches(relay, params) };
+    await warmToSteadyState([...specs, relayed]);
+    runs = await interleaved([own, ...specs, relayed], 20, 200);
   } finally {
     await Promise.all(children.map((c) => c.stop()));
   }
@@ -153,6 +161,7 @@ export async function firstEvent(urls: Urls): Promise<Row[]> {
       url: distinctSearches(gateway, { q: "deadline", limit: "10", stream: "ndjson" }),
       markLine: '{"event":"provider"',
     };
+    await warmToSteadyState([stream]);
     runs = await interleaved([stream, direct(urls.first10, 10)], 20, 100);
   } finally {
     await gateway.stop();
@@ -188,10 +197,12 @@ export async function unloaded(urls: Urls): Promise<Row[]> {
   try {
     await verify("ceiling", searchUrl(ceiling, params), 1);
     const ceilingSpec = { url: distinctSearches(ceiling, params) };
+    await warmToSteadyState([ceilingSpec]);
     for (const [names, bound] of [[GROUPS.zero4, 2], [GROUPS.zero8, 3]] as const) {
       const { children, specs } = await pair(urls, names, params);
       let runs: Timed[][];
       try {
+        await warmToSteadyState(specs);
         runs = await interleaved([...specs, ceilingSpec], 50, 300);
       } finally {
         await Promise.all(children.map((c) => c.stop()));
