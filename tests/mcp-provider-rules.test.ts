@@ -10,7 +10,11 @@ import { decodeJwt } from "jose";
 import { gateway, search } from "./support/gateway.ts";
 import { type ScriptedMcp, startScriptedMcp } from "./support/scripted-mcp.ts";
 import { keyPair } from "./support/auth-keys.ts";
-import { MAX_TITLE_CHARS, TRUNCATION_MARKER } from "../src/protocol/limits.ts";
+import {
+  MAX_DIAGNOSTIC_CHARS,
+  MAX_TITLE_CHARS,
+  TRUNCATION_MARKER,
+} from "../src/protocol/limits.ts";
 import { clock, shownAs, withApp } from "./support/suspension-fixture.ts";
 
 /** Time given the answer cache's write, which lands after the answer: ample for the memory cache. */
@@ -139,7 +143,7 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(body.code, "all_providers_failed");
   });
 
-  it("isError is search_failed with the tool's text redacted, never an empty success", async () => {
+  it("isError is search_failed with the tool's text redacted and bounded, never an empty success", async () => {
     server.tool.answer = () => ({
       isError: true,
       content: [{ type: "text", text: "upstream refused key sk-live-abcdefghijklmnopqrstuvwx" }],
@@ -149,6 +153,17 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(attempt.outcome, "search_failed");
     assert.match(attempt.message, /isError: upstream refused key/);
     assert.doesNotMatch(attempt.message, /abcdefghijklmnopqrstuvwx/);
+    server.tool.answer = () => ({
+      isError: true,
+      content: [{ type: "text", text: "x".repeat(9_000) }],
+    });
+    const long = await search(gateway([entry()]), { q: "long" });
+    const bounded = long.body.result.candidates[0];
+    assert.equal(bounded.outcome, "search_failed");
+    assert.ok(
+      bounded.message.length <= MAX_DIAGNOSTIC_CHARS,
+      `${bounded.message.length} characters`,
+    );
   });
 
   it("a provider timeout cancels a held tools/call: a timeout, not a hang", async () => {
