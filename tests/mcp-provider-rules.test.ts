@@ -1,7 +1,8 @@
 /**
  * An MCP provider under every rule a provider meets, against a scripted MCP server on 127.0.0.1:
- * the session kept per gateway and opened again when forgotten, the argument template, SSE and
- * text-block answers, deadlines, the body cap, redaction, and the credentials each auth sends.
+ * the session kept per gateway (its tool list with it) and opened again when forgotten, the argument
+ * template, SSE and text-block answers, the candidates' bounds, deadlines, the body cap, redaction,
+ * suspension through the gateway's probe, and the credentials each auth sends.
  */
 import { after, before, beforeEach, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -9,6 +10,12 @@ import { decodeJwt } from "jose";
 import { gateway, search } from "./support/gateway.ts";
 import { type ScriptedMcp, startScriptedMcp } from "./support/scripted-mcp.ts";
 import { keyPair } from "./support/auth-keys.ts";
+import {
+  MAX_DIAGNOSTIC_CHARS,
+  MAX_TITLE_CHARS,
+  TRUNCATION_MARKER,
+} from "../src/protocol/limits.ts";
+import { clock, shownAs, withApp } from "./support/suspension-fixture.ts";
 
 /** Time given the answer cache's write, which lands after the answer: ample for the memory cache. */
 const CACHE_WRITE_MS = 250;
@@ -93,6 +100,33 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(second.body.code, "ok", JSON.stringify(second.body.result.candidates));
   });
 
+  it("asks tools/list once per session: later searches call the tool alone", async () => {
+    const app = gateway([entry()]);
+    const listed = () => server.requests.filter((r) => r.body.includes('"tools/list"')).length;
+    const before = listed();
+    for (const q of ["one", "two", "three"]) await search(app, { q });
+    assert.equal(server.calls.length, 3);
+    assert.equal(listed(), before + 1, "the tool list is kept with the session");
+  });
+
+  it("its candidates are bounded and stamped as any provider's: whitespace collapsed, a long title cut", async () => {
+    server.tool.answer = () => ({
+      structuredContent: {
+        hits: [
+          { t: "  Spaced\n\ttitle  ", u: "https://docs.example/s", s: { lines: ["a", "b"] } },
+          { t: "long ".repeat(100), u: "https://docs.example/l", s: { lines: [] } },
+        ],
+      },
+    });
+    const { body } = await search(gateway([entry()]), { q: "deadline" });
+    assert.equal(body.code, "ok", JSON.stringify(body.result.candidates));
+    const [spaced, long] = body.result.merged;
+    assert.equal(spaced.title, "Spaced title");
+    assert.ok(long.title.length <= MAX_TITLE_CHARS, `${long.title.length} characters`);
+    assert.ok(long.title.endsWith(TRUNCATION_MARKER), long.title);
+    assert.deepEqual(spaced.found_by, ["tool"]);
+  });
+
   it("reads an SSE answer, and the first text block's JSON when there is no structuredContent", async () => {
     server.tool.sse = true;
     server.tool.answer = () => ({ content: [{ type: "text", text: JSON.stringify({ hits }) }] });
@@ -109,7 +143,7 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(body.code, "all_providers_failed");
   });
 
-  it("isError is search_failed with the tool's text redacted, never an empty success", async () => {
+  it("isError is search_failed with the tool's text redacted and bounded, never an empty success", async () => {
     server.tool.answer = () => ({
       isError: true,
       content: [{ type: "text", text: "upstream refused key sk-live-abcdefghijklmnopqrstuvwx" }],
@@ -119,6 +153,17 @@ describe("an MCP provider under the gateway's rules", () => {
     assert.equal(attempt.outcome, "search_failed");
     assert.match(attempt.message, /isError: upstream refused key/);
     assert.doesNotMatch(attempt.message, /abcdefghijklmnopqrstuvwx/);
+    server.tool.answer = () => ({
+      isError: true,
+      content: [{ type: "text", text: "x".repeat(9_000) }],
+    });
+    const long = await search(gateway([entry()]), { q: "long" });
+    const bounded = long.body.result.candidates[0];
+    assert.equal(bounded.outcome, "search_failed");
+    assert.ok(
+      bounded.message.length <= MAX_DIAGNOSTIC_CHARS,
+      `${bounded.message.length} characters`,
+    );
   });
 
   it("a provider timeout cancels a held tools/call: a timeout, not a hang", async () => {
@@ -180,6 +225,24 @@ describe("an MCP provider under the gateway's rules", () => {
     const second = await search(app, { q: "cached" });
     assert.equal(server.calls.length, calls, "no second tools/call");
     assert.equal(second.body.result.candidates[0].cached, true);
+  });
+
+  it("five failed calls and a failed probe suspend it; a probe through the tool that answers ends it", async () => {
+    server.tool.answer = () => ({ isError: true, content: [{ type: "text", text: "down" }] });
+    const c = clock();
+    const app = withApp([entry()], c);
+    for (let i = 0; i < 5; i++) await search(app, { q: `down ${i}` });
+    await shownAs(app, "tool", "suspended");
+    assert.deepEqual(server.calls.at(-1)?.args.q, "search", "the gateway's probe is a tools/call");
+    const calls = server.calls.length;
+    const during = await search(app, { q: "during" });
+    assert.equal(during.body.result.decision.skipped[0]?.reason, "suspended");
+    assert.equal(server.calls.length, calls, "no tools/call while suspended");
+    server.tool.answer = () => ({ structuredContent: { hits }, content: [] });
+    c.t += 120_000;
+    await search(app, { q: "after" });
+    await shownAs(app, "tool", "ready");
+    assert.equal((await search(app, { q: "back" })).body.code, "ok");
   });
 
   it("max_concurrency bounds the tools/call requests open at once; identical searches share one", async () => {

@@ -1,13 +1,14 @@
 /**
- * `tracefetch mcp`: the gateway's MCP tools over stdio, relayed to a gateway (--gateway URL) or
- * served in process (--default, --manifest), for the official SDK's stdio client and for the MCP
- * Inspector's CLI mode, each a real process. Same tools and same text as `/mcp` itself.
+ * `tracefetch mcp`: the gateway's MCP tools over stdio, relayed to a gateway (--gateway URL, the
+ * saved connection, or the default URL) or served in process (--default, --manifest), for the
+ * official SDK's stdio client and for the MCP Inspector's CLI mode, each a real process. Same
+ * tools and same text as `/mcp` itself.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,11 +33,14 @@ const SESSION_MS = 30_000;
 type ToolText = { tools: string[]; text: string; structured: Record<string, unknown> };
 
 /** The SDK's own stdio client against `tracefetch mcp ARGS`: the tool list and a search. */
-async function overStdio(args: string[]): Promise<ToolText & { stderr: string }> {
+async function overStdio(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ToolText & { stderr: string }> {
   const transport = new StdioClientTransport({
     command: "node",
     args: [BIN, "mcp", ...args],
-    env: { ...cleanEnv(), NO_COLOR: "1" },
+    env: { ...cleanEnv(), NO_COLOR: "1", ...env },
     stderr: "pipe",
   });
   const stderr: Buffer[] = [];
@@ -180,6 +184,36 @@ describe(`tracefetch mcp over stdio (tests on ${isDeno ? "Deno" : "Node"})`, () 
         );
       } finally {
         await client.close();
+      }
+    },
+  );
+
+  it(
+    "without --gateway: the gateway tracefetch connect saved, else http://127.0.0.1:8787",
+    CASE,
+    async () => {
+      const config = await mkdtemp(join(tmpdir(), "tracefetch-mcp-saved-"));
+      try {
+        await mkdir(join(config, "tracefetch"));
+        await writeFile(
+          join(config, "tracefetch", "connection.json"),
+          JSON.stringify({ version: 1, gateway: gateway.url, token_env: "TEAM_TOKEN" }),
+        );
+        const saved = await overStdio([], { XDG_CONFIG_HOME: config });
+        assert.deepEqual(saved.tools, http.tools);
+        assert.equal(untimed(saved.text), untimed(http.text));
+        const port = new URL(gateway.url).port;
+        assert.match(
+          saved.stderr,
+          new RegExp(`relaying stdio to http://127\\.0\\.0\\.1:${port}/mcp`),
+        );
+        // No saved connection: the default URL. stdin ends at once, so nothing is sent to it.
+        const none = await runCli(["mcp"], { config: join(config, "none") });
+        assert.equal(none.code, 0, none.stderr);
+        assert.equal(none.stdout, "");
+        assert.match(none.stderr, /relaying stdio to http:\/\/127\.0\.0\.1:8787\/mcp/);
+      } finally {
+        await rm(config, { recursive: true, force: true });
       }
     },
   );
