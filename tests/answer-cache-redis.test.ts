@@ -159,6 +159,11 @@ if (missing !== null) {
         assert.equal(shared.state, "degraded");
         assert.ok(shared.fallbacks >= 1, JSON.stringify(shared));
         assert.ok(!/127\.0\.0\.1|redis:/.test(shared.reason), shared.reason);
+        // /v1/doctor shows the same one entry.
+        const doctor = await (await pair.a.request("/v1/doctor")).json();
+        assert.equal(doctor.result.shared_state.state, "degraded");
+        assert.equal(doctor.result.shared_state.reason, shared.reason);
+        assert.ok(doctor.result.shared_state.fallbacks >= shared.fallbacks);
       } finally {
         await redis.restart();
       }

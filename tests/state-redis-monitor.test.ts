@@ -2,11 +2,16 @@
  * Nothing readable reaches Redis (docs/security.md, "Shared state"): two gateways in this process
  * over one redis-server, both the shared state and the answer cache in it, put through the
  * two-instance scenarios (alternating failures, identical searches joined across both, a joined
- * streamed search, the answer cache with public and token providers, a refresh, caller limits)
- * while a `MONITOR` connection records every command the server receives. No command may hold a
- * query, the locator or title only a token provider returned, a caller's `sub`, or a token (a JWT,
- * whose text always starts `eyJ`). Without redis-server the suite is skipped in one line, or fails
- * when TRACEFETCH_REQUIRE_REDIS=1. Runs unchanged under Node and `deno test`.
+ * streamed search, the answer cache with public and token providers, a refresh, a page fetched
+ * with a query on one and served from the store on the other, caller limits) while a `MONITOR`
+ * connection records every command the server receives. No command may hold a query, the locator
+ * or title only a token provider returned, a caller's `sub`, or a token (a JWT, whose text always
+ * starts `eyJ`). Without redis-server the suite is skipped in one line, or fails when
+ * TRACEFETCH_REQUIRE_REDIS=1. Runs unchanged under Node and `deno test`.
+ *
+ * The fetched page is public, so the instances share it through the store: its host name resolves
+ * to a global address here, and the connector sends what is for that address to the loopback site
+ * the test starts, and refuses every other address, so nothing leaves this machine.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -39,6 +44,10 @@ import {
 } from "./support/answer-cache-scenarios.ts";
 import { sign } from "./support/auth-keys.ts";
 import { StoreGuard } from "../src/state/store-guard.ts";
+import type { EvidencePorts } from "../src/http/fetch-route.ts";
+import { nodeFetchParts } from "../src/runtime/node-evidence.ts";
+import type { Listener } from "./support/fetch-fixture.ts";
+import { startSite } from "./support/evidence-gateway.ts";
 
 const required = process.env.TRACEFETCH_REQUIRE_REDIS === "1";
 const missing = redisServer.redisServerPath() === null ? redisServer.REDIS_MISSING : null;
@@ -47,6 +56,30 @@ const SECRET = "a test secret of at least 32 bytes!";
 const TIMEOUT_MS = 1_000;
 
 type Gateway = { app: ReturnType<typeof createGateway>; close: () => Promise<void> };
+
+/** The fetched page's host, and the global address it resolves to here (never connected to). */
+const PAGE_HOST = "tides.example";
+const PAGE_ADDRESS = "93.184.216.34";
+
+/** Fetch ports for a public page served on 127.0.0.1: see the file's comment. */
+function publicPagePorts(): EvidencePorts {
+  const { connector } = nodeFetchParts();
+  return {
+    resolve: (host) =>
+      Promise.resolve(
+        host === PAGE_HOST
+          ? { ok: true, addresses: [PAGE_ADDRESS] }
+          : { ok: false, reason: "no_address", message: `${host} is not this test's` },
+      ),
+    connector: {
+      pinsAddress: true,
+      send: (request) =>
+        request.address === PAGE_ADDRESS
+          ? connector.send({ ...request, address: "127.0.0.1" })
+          : Promise.resolve({ ok: false, reason: "unreachable", message: "not this test's" }),
+    },
+  };
+}
 
 if (missing !== null) {
   if (!required) console.log(`redis monitor suite skipped: ${missing}`);
@@ -87,7 +120,12 @@ if (missing !== null) {
         describeProviders: false,
         allowLoopback: true,
       });
-      const app = createGateway(settings, { ...runtimePorts, state, answerCache });
+      const app = createGateway(settings, {
+        ...runtimePorts,
+        state,
+        answerCache,
+        evidence: publicPagePorts(),
+      });
       return {
         app,
         close: async () => void await Promise.all([state.close(), answerCache.close()]),
@@ -113,6 +151,9 @@ if (missing !== null) {
     }
 
     let entries: Array<Record<string, unknown> & { name: string }>;
+    let site: Listener;
+    /** The receipts the gateways signed for the fetched page: see the check's comment. */
+    const receipts: string[] = [];
 
     before(async () => {
       redis = await redisServer.startRedis();
@@ -130,6 +171,7 @@ if (missing !== null) {
       world = await cacheWorld();
       // The cache world's "failing" is the scenarios' too: one of them is enough.
       entries = [...started.entries, ...world.entries.filter((e) => e.name !== "failing")];
+      site = await startSite();
     });
     after(async () => {
       for (const g of gateways) await g.close();
@@ -137,11 +179,12 @@ if (missing !== null) {
       client?.disconnect();
       for (const server of Object.values(providers ?? {})) await server.close();
       await world?.close();
+      await site?.close();
       await redis?.stop();
     });
 
-    it("the scenarios run: failures, joined searches (plain and streamed), the cache, a refresh, caller limits", async () => {
-      const pair = pairOver(manifestOf(entries));
+    it("the scenarios run: failures, joined searches (plain and streamed), the cache, a refresh, a fetched page, caller limits", async () => {
+      const pair = pairOver(manifestOf(entries, { fetch: {} }));
       queries.push("alternating");
       const contacts = await alternatingFailures(pair, providers.failing);
       assert.ok(contacts >= 5 && contacts <= 6, `contacted ${contacts} times`);
@@ -176,6 +219,32 @@ if (missing !== null) {
       assert.equal(elsewhere.result.candidates[0].cached, undefined);
       await refreshDrops(pair, world);
 
+      // A public page fetched by a caller with a query on A, then served to B from the store.
+      const fetchQuery = `spring-${crypto.randomUUID()}`;
+      queries.push(fetchQuery);
+      const fetchToken = await sign(world.caller, { sub: "alice" });
+      const fetchPage = async (instance: Instance) => {
+        const res = await instance("/v1/fetch", {
+          method: "POST",
+          headers: { authorization: `Bearer ${fetchToken}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            url: `http://${PAGE_HOST}:${site.port}/article`,
+            query: fetchQuery,
+          }),
+        });
+        const body = await res.json();
+        assert.equal(res.status, 200, JSON.stringify(body));
+        if (typeof body.result.receipt === "string") receipts.push(body.result.receipt);
+        return body.result;
+      };
+      assert.equal((await fetchPage(pair.a)).cached, false);
+      // A's write runs after its answer: time for it to land on a machine running every suite.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const shared = await fetchPage(pair.b);
+      assert.equal(shared.cached, true, "B read the page A stored");
+      assert.ok(shared.evidence.passages.length > 0, "B made the passages of its own query");
+      assert.equal(site.requests.filter((r) => r.path === "/article").length, 1);
+
       // Caller limits, counted per `sub`: the caller's digest alone reaches the store.
       const sub = `carol-${crypto.randomUUID()}`;
       subs.push(sub);
@@ -202,6 +271,11 @@ if (missing !== null) {
         commands.some((args) => args.some((a) => a.includes("open page"))),
         "a public answer was cached in the store",
       );
+      assert.ok(
+        commands.some((args) => args.some((a) => a.includes("Spring tides"))),
+        "a fetched page was kept in the store",
+      );
+      assert.ok(receipts.length > 0, "the fetched page was signed");
       const needles = [
         ...queries,
         ...subs,
@@ -213,7 +287,10 @@ if (missing !== null) {
       for (const args of commands) {
         // A script's own text is the gateway's code, sent when the server lacks it.
         const sent = /^eval$/i.test(args[0] ?? "") ? [args[0], ...args.slice(2)] : args;
-        const text = sent.join(" ");
+        // A fetched page is kept with its receipt: the gateway's signed statement of what a public
+        // page held, given to anyone who fetches it, never a caller's credential. It is a JWS, so
+        // it is set aside before the search for `eyJ`, and only it.
+        const text = receipts.reduce((t, receipt) => t.replaceAll(receipt, ""), sent.join(" "));
         for (const needle of needles) {
           assert.ok(!text.includes(needle), `"${needle}" reached Redis: ${text.slice(0, 400)}`);
         }

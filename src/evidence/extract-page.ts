@@ -10,6 +10,7 @@ import { absoluteLink } from "./absolute-link.ts";
 import type { Wanted } from "./dom-markdown.ts";
 import { htmlText, htmlTitle, type PreparedHtml, prepareHtml } from "./html-text.ts";
 import { anchorsOf, type Heading, headingsOf, plainHeading } from "./page-anchors.ts";
+import { lazy } from "../core/lazy-module.ts";
 
 /** What a page's content type says it is: the three kinds a fetch reads. */
 export type PageKind = "html" | "markdown" | "text";
@@ -104,19 +105,11 @@ async function convertHtml(prepared: PreparedHtml, url: URL, wanted: Wanted) {
   }
 }
 
-let loading: Promise<typeof import("./html-to-markdown.ts")> | null = null;
-
 /**
  * The extractor's module, imported once: each `import()` goes through the module loader's
  * resolution again (under Node's loader hooks, a round trip to their thread on every page).
  */
-function extractor(): Promise<typeof import("./html-to-markdown.ts")> {
-  loading ??= import("./html-to-markdown.ts").catch((error) => {
-    loading = null;
-    throw error;
-  });
-  return loading;
-}
+const extractor = lazy(() => import("./html-to-markdown.ts"));
 
 /** The first `max` characters, never half a surrogate pair. */
 function cut(text: string, max: number): { text: string; truncated: boolean } {

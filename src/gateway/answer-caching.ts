@@ -11,15 +11,17 @@ import type { AnswerCache } from "../state/answer-cache.ts";
 import type { PlacedAnswers } from "./answer-places.ts";
 import type { ResolvedConfig } from "../config/gateway-config.ts";
 import type { SearchAsk } from "./search-run.ts";
+import { lazy } from "../core/lazy-module.ts";
 
 type HookModule = typeof import("./answer-cache-hook.ts");
+
+const hookModule = lazy(() => import("./answer-cache-hook.ts"));
 
 export class AnswerCaching {
   readonly #config: ResolvedConfig;
   /** Whether any provider's answers are cached at all. */
   readonly #enabled: boolean;
   #module: HookModule | null = null;
-  #loading: Promise<void> | null = null;
   /** The runtime's store (Redis, Durable Objects), or null: this instance's memory. */
   readonly #store: AnswerCache | null;
   #cache: PlacedAnswers | null = null;
@@ -33,10 +35,9 @@ export class AnswerCaching {
   /** Null once a search may use the cache (or nothing is cached); else when it may. */
   ready(): Promise<void> | null {
     if (!this.#enabled || this.#module !== null) return null;
-    this.#loading ??= import("./answer-cache-hook.ts").then((loaded) => {
+    return hookModule().then((loaded) => {
       this.#module = loaded;
     });
-    return this.#loading;
   }
 
   /**

@@ -4,7 +4,7 @@
  * launch.ts is what Node and Deno share; node-listen.ts and node-fetch.ts are Node's listener and
  * its client for providers.
  *
- * Boundary: composition only. Settings come from configFromEnv (src/gateway), answers from
+ * Boundary: composition only. Settings come from readSettings (src/config), answers from
  * createGateway (src/http); nothing here decides a search or reads a variable by itself.
  *
  * Invariants:
