@@ -4,9 +4,10 @@
  * gateways, and Prism's findings on the answer's side (status, headers, body against
  * /openapi.json) fail the test; each body is also checked against the document's schema for its
  * status and media type (to name the JSON path) and against the JSON Schemas under /schemas that
- * apply to it, and each streamed event against the schema the document gives its items. A route
- * of the route table that the document or the table leaves out fails, named; so does Redocly's
- * lint of the document, past the rules redocly.yaml turns off with their reasons.
+ * apply to it (an envelope's, a fetched page's evidence), and each streamed event against the
+ * schema the document gives its items. A route of the route table that the document or the table
+ * leaves out fails, named; so does Redocly's lint of the document, past the rules redocly.yaml
+ * turns off with their reasons.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -126,6 +127,17 @@ function checkEnvelope(envelope: string, result: string | null, body: Json): str
   const { result: _, ...header } = body ?? {};
   return [...own, ...check(envelope, own.length > 0 ? header : body)];
 }
+
+/**
+ * /schemas/evidence.json describes a fetched page's evidence, which the document's FetchResult
+ * carries: in a fetch's envelope and in each page event of a crawl. Its problems, at `at`.
+ */
+function evidenceProblems(fetchResult: Json, at: string): string[] {
+  if (fetchResult?.evidence === undefined) return [];
+  return check("/schemas/evidence.json", fetchResult.evidence, `${at}/evidence`);
+}
+const FETCH_RESULT = "#/components/schemas/FetchResult";
+const CRAWL_EVENT = "#/components/schemas/CrawlEvent";
 
 /** Sends a case through Prism: its answer, body and Prism's findings. */
 async function send(c: ContractCase) {
@@ -275,12 +287,19 @@ async function answerProblems(route: string | null, c: ContractCase): Promise<st
         out.push(
           ...check("/schemas/envelope.json", body).map((p) => `${label} ${p}`),
         );
+        if (result === FETCH_RESULT) {
+          out.push(...evidenceProblems(body.result, "/result").map((p) => `${label} ${p}`));
+        }
       }
       if (content["x-item-schema"] !== undefined) {
         const events = eventsOf(media, text);
         if (events.length === 0) say("$: a stream with no event");
         for (const event of events) {
-          out.push(...check(`${at}/x-item-schema`, event).map((p) => `${label} event ${p}`));
+          const found = check(`${at}/x-item-schema`, event);
+          if (content["x-item-schema"].$ref === CRAWL_EVENT && (event as Json)?.event === "page") {
+            found.push(...evidenceProblems((event as Json).result, "/result"));
+          }
+          out.push(...found.map((p) => `${label} event ${p}`));
         }
       }
     }
