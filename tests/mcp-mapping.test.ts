@@ -11,7 +11,7 @@ import {
   mappingProblems,
   placeholders,
 } from "../src/protocol/mcp-mapping.ts";
-import { sseMessages } from "../src/transport/mcp-rpc.ts";
+import { sseMessages } from "../src/transport/mcp-sse.ts";
 
 describe("MCP mapping", () => {
   const result = {

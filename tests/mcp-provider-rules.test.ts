@@ -53,6 +53,7 @@ describe("an MCP provider under the gateway's rules", () => {
   beforeEach(() => {
     server.tool.answer = () => ({ structuredContent: { hits }, content: [] });
     server.tool.sse = false;
+    server.tool.keepOpen = false;
     server.tool.delayMs = 0;
     server.calls.length = 0;
   });
@@ -133,6 +134,26 @@ describe("an MCP provider under the gateway's rules", () => {
     const { body } = await search(gateway([entry()]), { q: "deadline" });
     assert.equal(body.code, "ok");
     assert.equal(body.result.merged.length, 2);
+  });
+
+  it("an SSE answer the server never ends is read up to its response, which may split a character", async () => {
+    server.tool.sse = true;
+    server.tool.keepOpen = true;
+    const accented = [{ t: "Café über 東京", u: "https://docs.example/3", s: { lines: ["ü"] } }];
+    server.tool.answer = () => ({ structuredContent: { hits: accented }, content: [] });
+    const cutBefore = server.streamsCutByClient();
+    const started = performance.now();
+    const { body } = await search(gateway([entry({ timeout_seconds: 20 })]), { q: "deadline" });
+    assert.equal(body.code, "ok", JSON.stringify(body.result?.providers));
+    assert.equal(body.result.merged[0].title, "Café über 東京");
+    // Well inside the provider's 20 s: the read stopped at the response, not at a timeout.
+    assert.ok(performance.now() - started < 10_000);
+    // The gateway gave the rest of the stream up: the server saw its connection close.
+    const until = Date.now() + 5_000;
+    while (server.streamsCutByClient() === cutBefore && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(server.streamsCutByClient(), cutBefore + 1);
   });
 
   it("a text block that is not JSON, with no structuredContent, is a schema violation", async () => {

@@ -8,11 +8,19 @@ export type BoundedRead =
   | { ok: true; bytes: Uint8Array }
   | { ok: false; reason: "too_large" | "budget_exceeded"; read: number };
 
+/**
+ * Told each chunk as it is kept; true ends the read there, with what was read so far, and gives the
+ * rest of the body up: a stream that carries its answer and may stay open after it (an MCP server's
+ * SSE stream, which the transport only says it SHOULD close).
+ */
+export type EnoughRead = (chunk: Uint8Array) => boolean;
+
 /** Errors from the stream (a reset, an abort) propagate to the caller, which classifies them. */
 export async function readBounded(
   body: ReadableStream<Uint8Array> | null,
   cap: number,
   budget: ByteBudget | null,
+  enough?: EnoughRead,
 ): Promise<BoundedRead> {
   if (body === null) return { ok: true, bytes: new Uint8Array(0) };
   const reader = body.getReader();
@@ -32,6 +40,10 @@ export async function readBounded(
         return { ok: false, reason: "budget_exceeded", read };
       }
       chunks.push(value);
+      if (enough?.(value)) {
+        await reader.cancel("read enough").catch(() => {});
+        break;
+      }
     }
   } finally {
     reader.releaseLock();

@@ -13,7 +13,7 @@
  *   says is marked UNDECODABLE_BODY where the client can tell.
  */
 import type { ByteBudget } from "./byte-budget.ts";
-import { type BoundedRead, readBounded } from "./bounded-reader.ts";
+import { type BoundedRead, type EnoughRead, readBounded } from "./bounded-reader.ts";
 
 /**
  * The code a client puts on a body that does not decode as its content-encoding says (the Node
@@ -27,8 +27,8 @@ export type ProviderAnswer = {
   opaqueRedirect: boolean;
   /** A header's value (several joined by ", "), by lower-case name; null when absent. */
   header: (name: string) => string | null;
-  /** The body, read to its end or to a cap; at most once. */
-  read: (cap: number, budget: ByteBudget | null) => Promise<BoundedRead>;
+  /** The body, read to its end, to a cap, or until `enough` says so; at most once. */
+  read: (cap: number, budget: ByteBudget | null, enough?: EnoughRead) => Promise<BoundedRead>;
   /** Gives the body up unread. Never rejects. */
   cancel: () => Promise<void>;
 };
@@ -61,8 +61,9 @@ export function answerOf(response: Response): ProviderAnswer {
     status: response.status,
     opaqueRedirect: response.type === "opaqueredirect",
     header: (name) => response.headers.get(name),
-    read: (cap, budget) =>
-      readDeclared(response, cap, budget) ?? readDecoded(response, cap, budget),
+    // A declared length within the cap is read whole: that body ends, so `enough` adds nothing.
+    read: (cap, budget, enough) =>
+      readDeclared(response, cap, budget) ?? readDecoded(response, cap, budget, enough),
     cancel: async () => {
       await response.body?.cancel().catch(() => {});
     },
@@ -74,14 +75,15 @@ async function readDecoded(
   response: Response,
   cap: number,
   budget: ByteBudget | null,
+  enough?: EnoughRead,
 ): Promise<BoundedRead> {
   const body = response.body;
   const encoding = response.headers.get("content-encoding")?.trim().toLowerCase();
-  if (body === null || encoding !== "deflate") return await readBounded(body, cap, budget);
+  if (body === null || encoding !== "deflate") return await readBounded(body, cap, budget, enough);
   // A module of its own on Workers, whose fetch decodes deflate itself: only Deno's leaves it
   // encoded. (src/io sits below src/core's lazy(); the runtime keeps the module once loaded.)
   const { inflateIfDeflated } = await import("./inflate-if-deflated.ts");
-  return await readBounded(inflateIfDeflated(body, undecodableDeflate), cap, budget);
+  return await readBounded(inflateIfDeflated(body, undecodableDeflate), cap, budget, enough);
 }
 
 /** A failure of the deflate decoder itself, marked UNDECODABLE_BODY for the classifier. */

@@ -8,7 +8,7 @@ import type { Transform } from "node:stream";
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import { UNDECODABLE_BODY } from "../io/provider-exchange.ts";
 import type { ByteBudget } from "../io/byte-budget.ts";
-import type { BoundedRead } from "../io/bounded-reader.ts";
+import type { BoundedRead, EnoughRead } from "../io/bounded-reader.ts";
 
 /** Compressed bytes held undecoded: gzip, deflate and br never grow a body by half. */
 export const MAX_UNDECODED_BYTES = 2 * MAX_PROVIDER_BODY_BYTES;
@@ -25,6 +25,7 @@ export class Collector {
     private readonly budget: ByteBudget | null,
     private readonly done: (result: BoundedRead) => void,
     private readonly failed: (error: unknown) => void,
+    private readonly enough?: EnoughRead,
   ) {}
 
   write(chunk: Buffer): void {
@@ -36,6 +37,7 @@ export class Collector {
       this.settle({ ok: false, reason: "budget_exceeded", read: this.read });
     } else {
       this.#chunks.push(chunk);
+      if (this.enough?.(chunk)) this.end();
     }
   }
 

@@ -19,7 +19,7 @@
 import type { Agent, Dispatcher } from "undici";
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import type { ByteBudget } from "../io/byte-budget.ts";
-import type { BoundedRead } from "../io/bounded-reader.ts";
+import type { BoundedRead, EnoughRead } from "../io/bounded-reader.ts";
 import type { ProviderAnswer, ProviderExchange } from "../io/provider-exchange.ts";
 import { Collector, Decoder, MAX_UNDECODED_BYTES } from "./node-body.ts";
 
@@ -196,8 +196,8 @@ class Answer implements ProviderAnswer {
     return headerOf(this.headers, name);
   }
 
-  read(cap: number, budget: ByteBudget | null): Promise<BoundedRead> {
-    return this.body.read(cap, budget);
+  read(cap: number, budget: ByteBudget | null, enough?: EnoughRead): Promise<BoundedRead> {
+    return this.body.read(cap, budget, enough);
   }
 
   cancel(): Promise<void> {
@@ -264,7 +264,7 @@ class Body {
     else this.#failure = error;
   }
 
-  read(cap: number, budget: ByteBudget | null): Promise<BoundedRead> {
+  read(cap: number, budget: ByteBudget | null, enough?: EnoughRead): Promise<BoundedRead> {
     if (this.#bodiless) return Promise.resolve({ ok: true, bytes: new Uint8Array(0) });
     return new Promise((resolve, reject) => {
       if (this.#collector !== null || (this.#over && this.#failure === null)) {
@@ -279,13 +279,14 @@ class Body {
         return;
       }
       const collector = new Collector(cap, budget, (result) => {
-        if (!result.ok) this.#end();
+        // A read that had enough before the body ended gives the rest up, as a refused one does.
+        if (!result.ok || !this.#complete) this.#end();
         else this.#over = true;
         resolve(result);
       }, (error) => {
         this.#end();
         reject(error);
-      });
+      }, enough);
       this.#collector = collector;
       if (this.#encoding !== null) {
         this.#decoder = new Decoder(this.#encoding, collector, () => {

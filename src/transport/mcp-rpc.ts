@@ -5,13 +5,14 @@
  *
  * Invariants:
  * - The body is read through the exchange's bounded reader: at most `cap` decoded bytes, charged to
- *   the search's byte budget when there is one; an SSE stream is read to its end (a server closes it
- *   once the response is sent) and the deadline's signal cancels a stream that never ends.
+ *   the search's byte budget when there is one; an SSE stream is read until the response to the
+ *   request has arrived (a server SHOULD close it then, and may not) or to its end, and the
+ *   deadline's signal cancels a stream that never carries it.
  * - A status, a redirect or an unusable body is classified by the same functions as a provider's.
  * - A 404 to a request that carried a session id means the server forgot the session.
  */
 import { readProviderError } from "../protocol/provider-wire.ts";
-import { isRecord, parseJson } from "../protocol/json-value.ts";
+import { isRecord } from "../protocol/json-value.ts";
 import type { ByteBudget } from "../io/byte-budget.ts";
 import type { Gate } from "../io/gate.ts";
 import type { ProviderExchange } from "../io/provider-exchange.ts";
@@ -21,6 +22,7 @@ import { classifyStatus } from "./classify-status.ts";
 import { classifyThrown } from "./classify-thrown.ts";
 import { type Failure, protocolError } from "./failure.ts";
 import { readAnswer } from "./read-answer.ts";
+import { isResponseTo, sseMessages, SseResponseWatch } from "./mcp-sse.ts";
 
 /** The revision asked for at initialize; the server's answer names the one spoken after. */
 export const MCP_PROTOCOL_VERSION = "2025-06-18";
@@ -99,7 +101,8 @@ export async function sendRpc(target: RpcTarget, send: RpcSend): Promise<RpcOutc
     const ok = answer.status >= 200 && answer.status < 300 && !answer.opaqueRedirect;
     let messages: unknown;
     if (ok && SSE_CONTENT_TYPE.test(contentType)) {
-      const read = await answer.read(send.cap, send.budget);
+      const watch = new SseResponseWatch(send.message.id);
+      const read = await answer.read(send.cap, send.budget, (chunk) => watch.take(chunk));
       if (!read.ok) {
         return failure(
           read.reason === "too_large"
@@ -113,11 +116,12 @@ export async function sendRpc(target: RpcTarget, send: RpcSend): Promise<RpcOutc
             ),
         );
       }
-      const text = decodeUtf8(read.bytes);
-      if (text === null) {
+      // Once the response has arrived the rest is given up: what was read may end mid-character.
+      const text = watch.seen ? null : decodeUtf8(read.bytes);
+      if (watch.invalid || (!watch.seen && text === null)) {
         return failure(protocolError("invalid_utf8", "the body is not valid UTF-8"));
       }
-      messages = sseMessages(text);
+      messages = text === null ? watch.messages : sseMessages(text);
     } else {
       const read = await readAnswer(answer, { budget: send.budget, cap: send.cap, signal });
       if (read.kind === "unusable") return failure(protocolError(read.code, read.message));
@@ -137,7 +141,7 @@ export async function sendRpc(target: RpcTarget, send: RpcSend): Promise<RpcOutc
 /** The response to request `id` among what the server sent (one message, a batch, or events). */
 function responseIn(sent: unknown, id: number | undefined, sessionId: string | null): RpcOutcome {
   const list = Array.isArray(sent) ? sent : [sent];
-  const response = list.find((m) => isRecord(m) && m.id === id && ("result" in m || "error" in m));
+  const response = list.find((m) => isResponseTo(m, id));
   if (!isRecord(response)) {
     return {
       kind: "failure",
@@ -153,22 +157,4 @@ function responseIn(sent: unknown, id: number | undefined, sessionId: string | n
     return { kind: "rpc_error", code, message };
   }
   return { kind: "result", result: response.result, sessionId };
-}
-
-/** The JSON messages of an SSE stream's `data` fields, one per event (WHATWG HTML, "Server-sent events"). */
-export function sseMessages(text: string): unknown[] {
-  const messages: unknown[] = [];
-  let data: string[] = [];
-  const dispatch = () => {
-    if (data.length === 0) return;
-    const json = parseJson(data.join("\n"));
-    if (json !== undefined) messages.push(json);
-    data = [];
-  };
-  for (const line of text.split(/\r\n|\r|\n/)) {
-    if (line === "") dispatch();
-    else if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
-  }
-  dispatch();
-  return messages;
 }

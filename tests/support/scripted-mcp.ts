@@ -16,8 +16,13 @@ export type ScriptedMcp = TestServer & {
   sessionsOpened: () => number;
   /** Each tools/call's arguments and headers, in order. */
   calls: Array<{ args: Record<string, unknown>; headers: Record<string, unknown> }>;
-  /** What tools/call answers (a CallToolResult); undefined holds the request open. */
-  tool: { answer: ToolAnswer | undefined; sse: boolean; delayMs: number };
+  /**
+   * What tools/call answers (a CallToolResult); undefined holds the request open. With `keepOpen`
+   * an SSE answer is written a few bytes at a time and its stream is never ended by the server.
+   */
+  tool: { answer: ToolAnswer | undefined; sse: boolean; delayMs: number; keepOpen: boolean };
+  /** SSE answers whose connection closed before the server ended them (the client gave up). */
+  streamsCutByClient: () => number;
   /** How many initialize requests to refuse with 503 before accepting one. */
   refuseOpenings: { count: number };
   /** The most tools/call requests the server held at once. */
@@ -32,7 +37,9 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
     answer: () => ({ structuredContent: { hits: [] }, content: [] }),
     sse: false,
     delayMs: 0,
+    keepOpen: false,
   };
+  let cut = 0;
   const refuseOpenings = { count: 0 };
   let open = 0;
   let most = 0;
@@ -48,7 +55,19 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
           method: "notifications/message",
           params: { level: "info", data: "working" },
         });
-        res.end(`event: message\ndata: ${note}\n\nevent: message\ndata: ${text}\n\n`);
+        const stream = `event: message\ndata: ${note}\n\nevent: message\ndata: ${text}\n\n`;
+        if (!tool.keepOpen) return void res.end(stream);
+        // Pieces of 5 bytes split characters and line ends; the stream then stays open.
+        res.on("close", () => {
+          if (!res.writableEnded) cut++;
+        });
+        const bytes = Buffer.from(stream);
+        const write = (at: number) => {
+          if (at >= bytes.length || res.destroyed) return;
+          res.write(bytes.subarray(at, at + 5));
+          setTimeout(() => write(at + 5), 1);
+        };
+        write(0);
       } else {
         res.writeHead(200, { "content-type": "application/json", ...extra });
         res.end(text);
@@ -122,6 +141,7 @@ export async function startScriptedMcp(tools: string[] = ["find"]): Promise<Scri
     calls,
     tool,
     mostAtOnce: () => most,
+    streamsCutByClient: () => cut,
     refuseOpenings,
   };
 }
