@@ -7,12 +7,12 @@ import { BUILTIN_NAMES, type BuiltinName, type SkipReason } from "../protocol/co
 import type { ProviderSpec } from "../protocol/manifest-schema.ts";
 import { httpProvider } from "../transport/http-provider.ts";
 import { inProcessProvider } from "../transport/in-process-provider.ts";
-import { mcpProvider } from "../transport/mcp-provider.ts";
 import { VERSION } from "../protocol/version.ts";
 import type { ProviderClient } from "../transport/provider-client.ts";
 import { Semaphore } from "../io/gate.ts";
 import type { SearchDeps } from "../core/search.ts";
 import { requiredScope } from "../core/caller.ts";
+import { lazy } from "../core/lazy-module.ts";
 import type { ResolvedConfig } from "./gateway-config.ts";
 
 /** Why a provider cannot be contacted with this configuration, or null when it can. */
@@ -45,16 +45,19 @@ export function clientFor(config: ResolvedConfig, spec: ProviderSpec): ProviderC
   }
   const secret = spec.auth.type === "bearer" ? config.secrets.get(spec.auth.secret) : undefined;
   if (spec.transport === "mcp" && spec.mcp !== undefined) {
-    return mcpProvider({
-      name: spec.name,
-      scope: spec.scope,
-      endpoint: spec.endpoint as string,
-      mapping: spec.mcp,
-      clientVersion: VERSION,
-      exchange: config.exchange,
-      now: config.wallClock,
-      ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
-    });
+    const mapping = spec.mcp;
+    return madeOnFirstCall(async () =>
+      (await mcpTransport()).mcpProvider({
+        name: spec.name,
+        scope: spec.scope,
+        endpoint: spec.endpoint as string,
+        mapping,
+        clientVersion: VERSION,
+        exchange: config.exchange,
+        now: config.wallClock,
+        ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
+      })
+    );
   }
   return httpProvider({
     name: spec.name,
@@ -64,6 +67,28 @@ export function clientFor(config: ResolvedConfig, spec: ProviderSpec): ProviderC
     now: config.wallClock,
     ...(secret ? { headers: () => ({ authorization: `Bearer ${secret}` }) } : {}),
   });
+}
+
+/**
+ * The MCP transport, loaded with the first call of an MCP provider: on Workers a module of its own,
+ * so a manifest without one never loads it and the worker's main module keeps its budget.
+ */
+const mcpTransport = lazy(() => import("../transport/mcp-provider.ts"));
+
+/**
+ * A client made with its first call, once: every call then goes to that one client (an MCP
+ * client keeps its session). A failed making is tried again by the next call.
+ */
+function madeOnFirstCall(make: () => Promise<ProviderClient>): ProviderClient {
+  const client = lazy(make);
+  return {
+    call: async (call) => (await client()).call(call),
+    describe: async (call) => (await client()).describe(call),
+    health: async (call) => (await client()).health(call),
+    expand: async (request, call) => (await client()).expand(request, call),
+    refresh: async (call) => (await client()).refresh(call),
+    stats: async (request, call) => (await client()).stats(request, call),
+  };
 }
 
 /**
