@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { createGateway } from "../src/http/mod.ts";
 import { readSettings } from "../src/config/mod.ts";
 import type { Trace } from "../src/protocol/trace-schema.ts";
+import type { TraceSink } from "../src/protocol/trace-sink.ts";
 import { openTraceFile } from "../src/runtime/trace-file-sink.ts";
 import { sinkCases } from "./support/mining-cases.ts";
 import { startCollector, tracesOfBodies, tracesOfLines } from "./support/mining-fixture.ts";
@@ -24,7 +25,22 @@ sinkCases({
     const dir = await mkdtemp(join(tmpdir(), "tracefetch-traces-"));
     const path = join(dir, "traces.jsonl");
     const settings = { ...world.env, TRACEFETCH_TRACE_FILE: path, ...env };
-    const sink = await openTraceFile(path, readSettings(settings).env.mining.fileMaxBytes);
+    const file = await openTraceFile(path, readSettings(settings).env.mining.fileMaxBytes);
+    // The recorder retries a failed batch in the background: the folder is removed only once no
+    // append is under way and none can start, or one could create the file again mid-removal.
+    let closed = false;
+    const writing = new Set<Promise<void>>();
+    const sink: TraceSink = {
+      kind: file.kind,
+      write(entries) {
+        if (closed) return Promise.resolve();
+        const written = file.write(entries);
+        writing.add(written);
+        const forget = () => void writing.delete(written);
+        written.then(forget, forget);
+        return written;
+      },
+    };
     const app = createGateway(settingsFor(world.manifest, settings), {
       ...runtimePorts,
       traceSink: sink,
@@ -48,7 +64,11 @@ sinkCases({
         mkdirSync(path);
       },
       healSink: () => rmdirSync(path),
-      close: () => rm(dir, { recursive: true, force: true }),
+      close: async () => {
+        closed = true;
+        await Promise.allSettled([...writing]);
+        await rm(dir, { recursive: true, force: true });
+      },
     };
   },
 });
