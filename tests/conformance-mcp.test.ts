@@ -92,6 +92,30 @@ describe("conformance of MCP provider entries", () => {
     assert.doesNotMatch(people.stdout, /k-secret-1/);
   });
 
+  it("passes a server whose SSE answers stay open after their response, as the gateway reads them", async () => {
+    scripted.tool.sse = true;
+    scripted.tool.keepOpen = true;
+    try {
+      const file = await manifestFile([scriptedEntry()]);
+      const args = [
+        "conformance",
+        "--manifest",
+        file,
+        "--provider",
+        "tool",
+        "--timeout-ms",
+        "5000",
+      ];
+      const { envelope } = await runJson(args, { env: { TOOL_KEY: "k" } });
+      assert.equal(envelope.code, "ok", JSON.stringify(envelope.result.cases));
+      const search = envelope.result.cases.find((c: { case: string }) => c.case === "mcp-search");
+      assert.equal(search.verdict, "pass");
+    } finally {
+      scripted.tool.sse = false;
+      scripted.tool.keepOpen = false;
+    }
+  });
+
   it("a tool the server lacks and a results path it does not send fail their cases", async () => {
     const env = { TOOL_KEY: "k" };
     const lacking = await runJson([

@@ -66,6 +66,8 @@ describe("the SSE response watch", () => {
     const open = new SseResponseWatch(7);
     assert.equal(open.take(encoder.encode(`data: ${JSON.stringify(response)}\n`)), false);
     assert.equal(open.take(encoder.encode("\n")), true);
+    // The complete events, as text: what a transcript shows of a stream read up to its response.
+    assert.equal(open.text, `data: ${JSON.stringify(response)}\n\n`);
   });
 
   it("ends at bytes that are not UTF-8, marked invalid", () => {

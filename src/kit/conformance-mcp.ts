@@ -81,6 +81,7 @@ export async function runMcpConformance(
       expects,
       headers,
       body,
+      ...(notification ? {} : { responseTo: id }),
       judge: (answer) => {
         session = answer.headers.get("mcp-session-id") ?? session;
         const { status } = answer.response;

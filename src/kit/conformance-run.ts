@@ -7,6 +7,7 @@
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import { parseJson } from "../protocol/json-value.ts";
 import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
+import { SseResponseWatch } from "../transport/mcp-sse.ts";
 import { redact } from "../io/redact.ts";
 import type {
   ConformanceCaseName,
@@ -96,13 +97,19 @@ export class ConformanceRun {
     expects: string;
     headers: Record<string, string>;
     body: string;
+    /**
+     * The JSON-RPC id of the request an MCP case sends: an SSE answer is read until the response
+     * to it, as the gateway reads it, since a server may keep the stream open after.
+     */
+    responseTo?: number;
     judge: (answer: Answer) => Judgement;
   }): Promise<{ sent: Sent; passed: boolean }> {
     const shown = { ...spec.headers };
     for (const name of Object.keys(this.#extra).sort()) {
       if (!(name in spec.headers)) shown[name] = "[redacted]";
     }
-    const sent = await send(this.endpoint, { ...this.#extra, ...spec.headers }, spec.body, this);
+    const headers = { ...this.#extra, ...spec.headers };
+    const sent = await send(this.endpoint, headers, spec.body, this, spec.responseTo);
     const judged: Judgement = "failure" in sent
       ? { fail: [sent.failure], advice: [] }
       : spec.judge(sent);
@@ -155,6 +162,7 @@ async function send(
   headers: Record<string, string>,
   body: string,
   { options }: ConformanceRun,
+  responseTo?: number,
 ): Promise<Sent> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONFORMANCE_TIMEOUT_MS;
   const controller = new AbortController();
@@ -168,7 +176,14 @@ async function send(
       redirect: "manual",
       signal: controller.signal,
     });
-    const read = await readBounded(res.body, MAX_PROVIDER_BODY_BYTES, null);
+    const sse = /^text\/event-stream/i.test(res.headers.get("content-type") ?? "");
+    const watch = sse && responseTo !== undefined ? new SseResponseWatch(responseTo) : null;
+    const read = await readBounded(
+      res.body,
+      MAX_PROVIDER_BODY_BYTES,
+      null,
+      watch === null ? undefined : (chunk) => watch.take(chunk),
+    );
     const response = (shown: string, bytes: number): ConformanceResponse => {
       const points = Array.from(shown);
       const truncated = points.length > MAX_REPORTED_BODY_CHARS;
@@ -193,7 +208,8 @@ async function send(
         failure: "the provider answered a redirect, which the gateway never follows",
       };
     }
-    const text = decodeUtf8(read.bytes);
+    // Read up to its response, the stream may end mid-character: its complete events are the text.
+    const text = watch?.seen ? watch.text : decodeUtf8(read.bytes);
     const shown = text ?? `<${read.bytes.byteLength} bytes that are not UTF-8>`;
     return {
       response: response(shown, read.bytes.byteLength),

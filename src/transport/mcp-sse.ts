@@ -37,7 +37,7 @@ const EVENT_END = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)/g;
 
 /**
  * Told an SSE stream's chunks in order: `seen` turns true once a complete event carries the
- * response to `id`, and `messages` then holds every message of the events read so far. Bytes that
+ * response to `id`, and `messages` and `text` then hold the events read so far. Bytes that
  * are not UTF-8 also end the watch (`invalid`), as they fail the whole read.
  */
 export class SseResponseWatch {
@@ -45,6 +45,8 @@ export class SseResponseWatch {
   readonly #decoder = new TextDecoder("utf-8", { fatal: true });
   /** Text after the last complete event: the start of the next one. */
   #pending = "";
+  /** The complete events read so far, as text. */
+  text = "";
   readonly messages: unknown[] = [];
   seen = false;
   invalid = false;
@@ -65,7 +67,9 @@ export class SseResponseWatch {
     let end = -1;
     for (const match of this.#pending.matchAll(EVENT_END)) end = match.index + match[0].length;
     if (end === -1) return false;
-    const complete = sseMessages(this.#pending.slice(0, end));
+    const events = this.#pending.slice(0, end);
+    const complete = sseMessages(events);
+    this.text += events;
     this.#pending = this.#pending.slice(end);
     this.messages.push(...complete);
     this.seen = complete.some((m) => isResponseTo(m, this.#id));
