@@ -34,6 +34,8 @@ export function isResponseTo(message: unknown, id: number | undefined): boolean 
  * is one CRLF, never two ends).
  */
 const EVENT_END = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)/g;
+/** The most characters an event's end takes: CRLF twice. */
+const LONGEST_EVENT_END = 4;
 
 /**
  * Told an SSE stream's chunks in order: `seen` turns true once a complete event carries the
@@ -58,6 +60,9 @@ export class SseResponseWatch {
   /** Takes the next chunk; true once the response has arrived (or the bytes are not UTF-8). */
   take(chunk: Uint8Array): boolean {
     if (this.seen || this.invalid) return true;
+    // What was pending holds no event's end, but its last characters may start one: the scan goes
+    // back that far only, so a long event arriving in many chunks is scanned once, not again each.
+    const from = Math.max(0, this.#pending.length - LONGEST_EVENT_END + 1);
     try {
       this.#pending += this.#decoder.decode(chunk, { stream: true });
     } catch {
@@ -65,7 +70,11 @@ export class SseResponseWatch {
       return true;
     }
     let end = -1;
-    for (const match of this.#pending.matchAll(EVENT_END)) end = match.index + match[0].length;
+    EVENT_END.lastIndex = from;
+    for (let match = EVENT_END.exec(this.#pending); match !== null;) {
+      end = match.index + match[0].length;
+      match = EVENT_END.exec(this.#pending);
+    }
     if (end === -1) return false;
     const events = this.#pending.slice(0, end);
     const complete = sseMessages(events);
