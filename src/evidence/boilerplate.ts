@@ -150,10 +150,15 @@ export function namesArticleBody(element: Element): boolean {
   );
 }
 
-/** An article body by its name, or an `<article>`, `<main>` or `role="main"`. */
-function namesContent(element: Element): boolean {
+/** An `<article>`, `<main>` or `role="main"`: a container its tag names the page's content. */
+export function tagNamesContent(element: Element): boolean {
   return element.tagName === "ARTICLE" || element.tagName === "MAIN" ||
-    element.getAttribute("role") === "main" || namesArticleBody(element);
+    element.getAttribute("role") === "main";
+}
+
+/** An article body by its name, or by its tag. */
+function namesContent(element: Element): boolean {
+  return tagNamesContent(element) || namesArticleBody(element);
 }
 
 /**
@@ -227,10 +232,10 @@ export function dropChrome(root: Element, stats: ReadonlyMap<Element, Stats>): R
       const mass = stats.get(child)?.mass ?? 0;
       if (isChrome(child) && !holdsContent(child, mass, scope)) {
         doomed.push({ element: child, from: element });
-      } else {visit(
-          child,
-          mass >= BODY_NAMED_SHARE * total && namesArticleBody(child) ? mass : scope,
-        );}
+      } else {
+        const body = mass >= BODY_NAMED_SHARE * total && namesArticleBody(child);
+        visit(child, body ? mass : scope);
+      }
     }
   };
   // A hidden element is kept only by the page's measure: one holding an article body is a copy the

@@ -7,7 +7,7 @@
  * body into the child holding the most prose while that child holds COVER_SHARE of it, and stops
  * at the body itself (the baseline) when no child does.
  */
-import { BODY_NAMED_SHARE, dropChrome, namesArticleBody } from "./boilerplate.ts";
+import { BODY_NAMED_SHARE, dropChrome, namesArticleBody, tagNamesContent } from "./boilerplate.ts";
 import { measure, remeasure, type Stats } from "./content-stats.ts";
 
 /**
@@ -38,11 +38,7 @@ export type Candidate = {
 /** The share of prose a named container must hold, or null for an element not named so. */
 function namedShare(element: Element): number | null {
   if (namesArticleBody(element)) return BODY_NAMED_SHARE;
-  const tag = element.tagName;
-  if (tag === "ARTICLE" || tag === "MAIN" || element.getAttribute("role") === "main") {
-    return TAG_NAMED_SHARE;
-  }
-  return null;
+  return tagNamesContent(element) ? TAG_NAMED_SHARE : null;
 }
 
 /** The main content of a page's body (which it changes: chrome is removed in place). */
