@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { startOtlpReceiver } from "../tests/support/otlp-receiver.ts";
 import type { CpuProfile } from "./cpu-profile.ts";
 import { cpuMs } from "./cpu.ts";
-import { interleaved, sequential } from "./http-client.ts";
+import { interleaved, sequential, STEADY_STATE_SEARCHES } from "./http-client.ts";
 import { topSelfTime } from "./profile.ts";
 import { type Row, verdict } from "./report.ts";
 import { startGateway } from "./soak-gateway.ts";
@@ -26,7 +26,7 @@ const OVERHEAD_TARGET_MS = 0.2;
  * the code a search runs, more of it on the observed gateway (the SDK, prom-client): CPU per search
  * measured over the next 500 was about twice what it is after 1,000, as scenario 4 warms too.
  */
-const WARM = 1_000;
+const WARM = STEADY_STATE_SEARCHES;
 /** Scenario 6's count. */
 const COUNT = 500;
 /** A pause after the warm-up, for the start's background work to end before the CPU is read. */

@@ -10,7 +10,7 @@ import { fillArguments, type McpMapping } from "../protocol/mcp-mapping.ts";
 import { endpointProblem } from "../protocol/url-policy.ts";
 import { redact } from "../io/redact.ts";
 import { MCP_PROTOCOL_VERSION } from "../transport/mcp-rpc.ts";
-import { sseMessages } from "../transport/mcp-sse.ts";
+import { isEventStream, sseMessages } from "../transport/mcp-sse.ts";
 import { answerFromToolResult } from "../transport/mcp-answer.ts";
 import type { Judgement } from "./conformance-cases.ts";
 import { type Answer, type ConformanceReport, ConformanceRun, hex } from "./conformance-run.ts";
@@ -40,7 +40,7 @@ export type McpConformanceOptions = {
 
 /** The JSON-RPC messages of an answer: its JSON body, or its SSE events' data. */
 function messagesOf(answer: Answer): unknown[] {
-  const sse = /^text\/event-stream/i.test(answer.response.content_type ?? "");
+  const sse = isEventStream(answer.response.content_type);
   const json = sse ? sseMessages(answer.text ?? "") : answer.json;
   return json === undefined ? [] : Array.isArray(json) ? json : [json];
 }

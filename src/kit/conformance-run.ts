@@ -7,7 +7,7 @@
 import { MAX_PROVIDER_BODY_BYTES } from "../protocol/limits.ts";
 import { parseJson } from "../protocol/json-value.ts";
 import { decodeUtf8, readBounded } from "../io/bounded-reader.ts";
-import { SseResponseWatch } from "../transport/mcp-sse.ts";
+import { isEventStream, SseResponseWatch } from "../transport/mcp-sse.ts";
 import { redact } from "../io/redact.ts";
 import type {
   ConformanceCaseName,
@@ -176,7 +176,7 @@ async function send(
       redirect: "manual",
       signal: controller.signal,
     });
-    const sse = /^text\/event-stream/i.test(res.headers.get("content-type") ?? "");
+    const sse = isEventStream(res.headers.get("content-type"));
     const watch = sse && responseTo !== undefined ? new SseResponseWatch(responseTo) : null;
     const read = await readBounded(
       res.body,

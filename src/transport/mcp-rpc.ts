@@ -22,7 +22,7 @@ import { classifyStatus } from "./classify-status.ts";
 import { classifyThrown } from "./classify-thrown.ts";
 import { type Failure, protocolError } from "./failure.ts";
 import { readAnswer } from "./read-answer.ts";
-import { isResponseTo, sseMessages, SseResponseWatch } from "./mcp-sse.ts";
+import { isEventStream, isResponseTo, sseMessages, SseResponseWatch } from "./mcp-sse.ts";
 
 /** The revision asked for at initialize; the server's answer names the one spoken after. */
 export const MCP_PROTOCOL_VERSION = "2025-06-18";
@@ -31,8 +31,6 @@ export const MCP_PROTOCOL_VERSION = "2025-06-18";
  * schemas is tens of kilobytes; a quarter megabyte is ample and still bounds a hostile one.
  */
 export const MAX_MCP_CONTROL_BYTES = 262_144;
-
-const SSE_CONTENT_TYPE = /^text\/event-stream\s*(?:;|$)/i;
 
 export type RpcTarget = {
   endpoint: string;
@@ -97,10 +95,9 @@ export async function sendRpc(target: RpcTarget, send: RpcSend): Promise<RpcOutc
       return { kind: "accepted" };
     }
     const sessionId = answer.header("mcp-session-id");
-    const contentType = answer.header("content-type") ?? "";
     const ok = answer.status >= 200 && answer.status < 300 && !answer.opaqueRedirect;
     let messages: unknown;
-    if (ok && SSE_CONTENT_TYPE.test(contentType)) {
+    if (ok && isEventStream(answer.header("content-type"))) {
       const watch = new SseResponseWatch(send.message.id);
       const read = await answer.read(send.cap, send.budget, (chunk) => watch.take(chunk));
       if (!read.ok) {

@@ -6,6 +6,13 @@
  */
 import { isRecord, parseJson } from "../protocol/json-value.ts";
 
+const EVENT_STREAM = /^text\/event-stream\s*(?:;|$)/i;
+
+/** Whether a Content-Type names an SSE stream (`text/event-stream`, maybe with parameters). */
+export function isEventStream(contentType: string | null): boolean {
+  return EVENT_STREAM.test(contentType ?? "");
+}
+
 /** The JSON messages of an SSE stream's `data` fields, one per event. */
 export function sseMessages(text: string): unknown[] {
   const messages: unknown[] = [];
